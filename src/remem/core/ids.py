@@ -1,0 +1,48 @@
+"""Sortable, globally unique identifiers (ULID layout: 48-bit ms time + 80 random bits).
+
+Ids are Crockford base32, prefixed with their kind (``note_``, ``run_``, ``ev_``,
+``rev_``). Within one process, ids generated in the same millisecond stay strictly
+increasing, so sorting ids sorts by creation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_BODY = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
+_lock = threading.Lock()
+_last_ms = -1
+_last_rand = 0
+
+
+def _encode(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_id(prefix: str, *, now_ms: int | None = None) -> str:
+    """Return ``prefix_`` + a 26-character ULID body, monotonic within this process."""
+    global _last_ms, _last_rand
+    ms = int(time.time() * 1000) if now_ms is None else now_ms
+    with _lock:
+        if ms <= _last_ms:
+            ms = _last_ms
+            rand = _last_rand + 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _last_ms, _last_rand = ms, rand
+    return f"{prefix}_{_encode(ms, 10)}{_encode(rand & ((1 << 80) - 1), 16)}"
+
+
+def is_id(value: object, prefix: str) -> bool:
+    """True when ``value`` is a well-formed id of the given kind."""
+    if not isinstance(value, str) or not value.startswith(prefix + "_"):
+        return False
+    return bool(_BODY.match(value[len(prefix) + 1 :]))

@@ -1,0 +1,219 @@
+"""Notes and their vocabulary: scopes, kinds, basis, statuses.
+
+A :class:`Note` is a read model, produced by folding events (see
+:mod:`remem.core.projection`); it is never edited in place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from remem.errors import InvalidInput
+
+E = TypeVar("E", bound=StrEnum)
+
+
+class Scope(StrEnum):
+    AGENT = "agent"
+    CHANNEL = "channel"
+    USER = "user"
+
+
+class Kind(StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    DECISION = "decision"
+    INTERACTION = "interaction"
+    PROCEDURE = "procedure"
+
+
+class Basis(StrEnum):
+    EXPLICIT = "explicit"
+    INFERRED = "inferred"
+
+
+class Status(StrEnum):
+    ACTIVE = "active"
+    PENDING = "pending"
+    UNVERIFIED = "unverified"
+    DISABLED = "disabled"
+    FORGOTTEN = "forgotten"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    REJECTED = "rejected"
+
+
+#: Statuses of notes that still hold content and may return to recall.
+LIVE_STATUSES = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED, Status.DISABLED})
+
+
+def parse_enum(enum: type[E], value: object, what: str) -> E:
+    """Coerce ``value`` to ``enum`` or raise :class:`InvalidInput` listing the choices."""
+    if isinstance(value, enum):
+        return value
+    try:
+        return enum(str(value))
+    except ValueError:
+        choices = ", ".join(m.value for m in enum)
+        raise InvalidInput(f"unknown {what} {value!r}: use one of {choices}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a note came from: the message and run that produced it."""
+
+    channel_id: str | None = None
+    message_id: str | None = None
+    author_id: str | None = None
+    run_id: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "channel_id": self.channel_id,
+            "message_id": self.message_id,
+            "author_id": self.author_id,
+            "run_id": self.run_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Source:
+        if not data:
+            return _EMPTY_SOURCE
+        return cls(
+            channel_id=data.get("channel_id"),
+            message_id=data.get("message_id"),
+            author_id=data.get("author_id"),
+            run_id=data.get("run_id"),
+        )
+
+
+_EMPTY_SOURCE = Source()
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One remembered item: a short third-person statement with its provenance.
+
+    ``version`` starts at 1 and increases with every event that changes the
+    note; pass it back as ``if_version`` to make a change conditional.
+    ``evidence`` counts how many times the same statement was remembered.
+    """
+
+    id: str
+    agent: str
+    scope: Scope
+    scope_id: str | None
+    kind: Kind
+    text: str
+    basis: Basis
+    status: Status
+    created_at: datetime
+    said_at: datetime
+    updated_at: datetime
+    created_by: str | None = None
+    pinned: bool = False
+    subject: str | None = None
+    tags: tuple[str, ...] = ()
+    source: Source = _EMPTY_SOURCE
+    expires_at: datetime | None = None
+    version: int = 1
+    evidence: int = 1
+    superseded_by: str | None = None
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def effective_status(self, now: datetime) -> Status:
+        """The status as of ``now``: an active note past ``expires_at`` is ``expired``."""
+        if self.status is Status.ACTIVE and self.is_expired(now):
+            return Status.EXPIRED
+        return self.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (used by ``--json`` and adapters)."""
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "scope": self.scope.value,
+            "scope_id": self.scope_id,
+            "kind": self.kind.value,
+            "text": self.text,
+            "basis": self.basis.value,
+            "status": self.status.value,
+            "pinned": self.pinned,
+            "subject": self.subject,
+            "tags": list(self.tags),
+            "source": self.source.to_dict(),
+            "created_by": self.created_by,
+            "created_at": format_ts(self.created_at),
+            "said_at": format_ts(self.said_at),
+            "updated_at": format_ts(self.updated_at),
+            "expires_at": format_ts(self.expires_at) if self.expires_at else None,
+            "version": self.version,
+            "evidence": self.evidence,
+            "superseded_by": self.superseded_by,
+        }
+
+    def evolve(self, **changes: Any) -> Note:
+        return dataclasses.replace(self, **changes)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def format_ts(value: datetime) -> str:
+    """Canonical timestamp text: UTC, ISO 8601, ``Z`` suffix, microseconds when present."""
+    value = value.astimezone(UTC)
+    text = value.isoformat(timespec="microseconds" if value.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def parse_ts(value: str | datetime | None, what: str = "timestamp") -> datetime | None:
+    """Parse an ISO 8601 timestamp (naive values are taken as UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(
+            f"{what} {value!r} is not an ISO 8601 time; use e.g. 2026-07-10T12:00:00Z"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def normalize_text(text: str) -> str:
+    """The dedupe key of a statement: case-folded words, punctuation and spacing ignored."""
+    out = []
+    word = []
+    for ch in text.casefold():
+        if ch.isalnum():
+            word.append(ch)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return " ".join(out)
+
+
+__all__ = [
+    "LIVE_STATUSES",
+    "Basis",
+    "Kind",
+    "Note",
+    "Scope",
+    "Source",
+    "Status",
+    "format_ts",
+    "normalize_text",
+    "parse_enum",
+    "parse_ts",
+    "utcnow",
+]

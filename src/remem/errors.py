@@ -1,0 +1,96 @@
+"""The remem error tree.
+
+Every error remem raises on purpose derives from :class:`RememError`, so a host
+can catch one class. Each carries a short machine-readable ``code`` and a
+message that says what was wrong and how to fix it::
+
+    RememError
+     ├── Denied          not authorized; the message names the rule that refused
+     ├── Rejected        write policy refused the content (``reason``: secret, too_long, ...)
+     ├── NotFound        no such note / run / agent visible to this context
+     ├── Conflict        stale ``if_version``
+     ├── InvalidInput    a malformed argument (unknown scope, bad id, empty query ...)
+     ├── ConfigError     remem.toml is malformed or names an unknown key
+     └── StoreError      the data directory or log cannot be used
+          ├── CorruptLog       a bad line inside a log (fail closed)
+          └── UnsupportedLog   a log written by a newer version of remem
+
+Interfaces (CLI, HTTP) map these to exit codes / statuses in one table each.
+"""
+
+from __future__ import annotations
+
+
+class RememError(Exception):
+    """Root of every error remem raises deliberately."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class Denied(RememError):
+    """The envelope's principal may not perform this action on this target."""
+
+    code = "denied"
+
+    def __init__(self, message: str, rule: str = "") -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class Rejected(RememError):
+    """Write policy refused the content. ``reason`` is a stable reason code."""
+
+    code = "rejected"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class NotFound(RememError):
+    """Nothing with that id is visible to this context."""
+
+    code = "not_found"
+
+
+class Conflict(RememError):
+    """The note changed since the version the caller read."""
+
+    code = "conflict"
+
+
+class InvalidInput(RememError):
+    """An argument is malformed (unknown scope name, bad id, wrong type)."""
+
+    code = "invalid"
+
+
+class ConfigError(RememError):
+    """The policy file is malformed or names an unknown key."""
+
+    code = "config"
+
+
+class StoreError(RememError):
+    """The data directory or an event log cannot be used."""
+
+    code = "store"
+
+
+class CorruptLog(StoreError):
+    """A line inside a log is damaged; the store refuses to guess."""
+
+    code = "corrupt"
+
+
+class UnsupportedLog(StoreError):
+    """A log record was written by a newer remem than this one."""
+
+    code = "unsupported"
