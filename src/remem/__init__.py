@@ -1,0 +1,51 @@
+"""remem: governed interaction memory for AI agents.
+
+>>> from remem import Memory, RunContext
+>>> mem = Memory.open("./remem-data")                                    # doctest: +SKIP
+>>> ctx = RunContext.dm(agent="yuko", channel="discord:456", user="discord:123")
+>>> mem.remember(ctx, "Prefers replies of one or two sentences.")        # doctest: +SKIP
+"""
+
+from remem.context import Role, RunContext, RunKind
+from remem.core.events import Event
+from remem.core.model import Basis, Kind, Note, Scope, Source, Status
+from remem.errors import (
+    ConfigError,
+    Conflict,
+    CorruptLog,
+    Denied,
+    InvalidInput,
+    NotFound,
+    Rejected,
+    RememError,
+    StoreError,
+    UnsupportedLog,
+)
+from remem.service import Memory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Basis",
+    "ConfigError",
+    "Conflict",
+    "CorruptLog",
+    "Denied",
+    "Event",
+    "InvalidInput",
+    "Kind",
+    "Memory",
+    "Note",
+    "NotFound",
+    "Rejected",
+    "RememError",
+    "Role",
+    "RunContext",
+    "RunKind",
+    "Scope",
+    "Source",
+    "Status",
+    "StoreError",
+    "UnsupportedLog",
+    "__version__",
+]

@@ -1,0 +1,332 @@
+"""Events: the append-only facts from which every note is derived.
+
+Every event is a frozen dataclass with a stable ``op`` name, an idempotency
+id (``eid``), a time, and the principal that caused it (``actor``, ``role``,
+``run_id``, ``channel``) taken from the run envelope, never from arguments.
+
+The codec turns events into one JSON object per line. Each line carries the
+schema version ``v`` and a ``crc`` (CRC-32 of the line's bytes without the crc
+field), so a damaged line is detected and a line from a newer remem is refused
+rather than misread.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any, ClassVar
+
+import orjson
+
+from remem.core.model import Basis, Kind, Scope, Source, Status, format_ts, parse_ts
+from remem.errors import CorruptLog, UnsupportedLog
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Common envelope of every event."""
+
+    op: ClassVar[str] = ""
+    eid: str
+    ts: datetime
+    actor: str | None = None
+    role: str | None = None
+    run_id: str | None = None
+    channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoteEvent(Event):
+    """An event about one note."""
+
+    note_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Remembered(NoteEvent):
+    op: ClassVar[str] = "remember"
+    scope: Scope
+    scope_id: str | None
+    kind: Kind
+    text: str
+    basis: Basis
+    status: Status = Status.ACTIVE
+    subject: str | None = None
+    tags: tuple[str, ...] = ()
+    pinned: bool = False
+    expires_at: datetime | None = None
+    said_at: datetime | None = None
+    source: Source = field(default_factory=Source)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reinforced(NoteEvent):
+    """The same statement was remembered again: one more piece of evidence."""
+
+    op: ClassVar[str] = "reinforce"
+    source: Source = field(default_factory=Source)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Corrected(NoteEvent):
+    """New text and/or a new (narrower) place for a note; the old values stay in history."""
+
+    op: ClassVar[str] = "correct"
+    text: str | None = None
+    scope: Scope | None = None
+    scope_id: str | None = None
+    kind: Kind | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pinned(NoteEvent):
+    op: ClassVar[str] = "pin"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unpinned(NoteEvent):
+    op: ClassVar[str] = "unpin"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Disabled(NoteEvent):
+    op: ClassVar[str] = "disable"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Enabled(NoteEvent):
+    op: ClassVar[str] = "enable"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Forgotten(NoteEvent):
+    op: ClassVar[str] = "forget"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approved(NoteEvent):
+    """A pending or unverified note was confirmed by a reviewer."""
+
+    op: ClassVar[str] = "approve"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refused(NoteEvent):
+    """A pending or unverified note was rejected by a reviewer."""
+
+    op: ClassVar[str] = "reject"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Superseded(NoteEvent):
+    """``note_id`` was retired in favour of ``by``; recorded as a revision."""
+
+    op: ClassVar[str] = "supersede"
+    by: str
+    revision_id: str
+    how: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Restored(NoteEvent):
+    """A revision was undone: the retired note returns and the pair is vetoed."""
+
+    op: ClassVar[str] = "restore"
+    revision_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Erased(NoteEvent):
+    """Compaction removed every event of a dead note; only ids remain."""
+
+    op: ClassVar[str] = "erased"
+    eids: tuple[str, ...] = ()
+    final_status: str = "forgotten"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelPolicySet(Event):
+    """Channel-level policy settings changed (memory on/off, kinds, stewards ...)."""
+
+    op: ClassVar[str] = "channel_policy"
+    target: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreferencesSet(Event):
+    """A participant's choices about memory of themselves."""
+
+    op: ClassVar[str] = "preferences"
+    user: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.op: cls
+    for cls in (
+        Remembered,
+        Reinforced,
+        Corrected,
+        Pinned,
+        Unpinned,
+        Disabled,
+        Enabled,
+        Forgotten,
+        Approved,
+        Refused,
+        Superseded,
+        Restored,
+        Erased,
+        ChannelPolicySet,
+        PreferencesSet,
+    )
+}
+
+# On-disk names that differ from the attribute names (DESIGN §4.3 example).
+_REMEMBER_RENAMES = {"note_id": "id", "text": "note"}
+_CRC_MARK = b',"crc":"'
+
+
+def _encode_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return format_ts(value)
+    if isinstance(value, Source):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    """The JSON-ready form of an event (without ``crc``)."""
+    out: dict[str, Any] = {"op": event.op, "v": SCHEMA_VERSION}
+    renames = _REMEMBER_RENAMES if isinstance(event, Remembered) else {}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        if value is None and f.name not in ("scope_id", "expires_at"):
+            continue
+        out[renames.get(f.name, f.name)] = _encode_value(value)
+    return out
+
+
+def encode(event: Event) -> bytes:
+    """One log line (with trailing newline) holding the event and its checksum."""
+    return seal(orjson.dumps(to_dict(event)))
+
+
+def seal(body: bytes) -> bytes:
+    """Append a ``crc`` field to a serialized JSON object and end the line."""
+    crc = zlib.crc32(body) & 0xFFFFFFFF
+    return body[:-1] + b'%s%08x"}\n' % (_CRC_MARK, crc)
+
+
+def unseal(line: bytes, where: str) -> dict[str, Any]:
+    """Check a line's checksum and parse it. Raises :class:`CorruptLog` naming ``where``."""
+    line = line.rstrip(b"\n")
+    idx = line.rfind(_CRC_MARK)
+    if idx < 0 or not line.endswith(b'"}'):
+        raise CorruptLog(f"{where}: line has no checksum; the log is damaged")
+    body = line[:idx] + b"}"
+    try:
+        expected = int(line[idx + len(_CRC_MARK) : -2], 16)
+    except ValueError:
+        raise CorruptLog(f"{where}: unreadable checksum; the log is damaged") from None
+    if zlib.crc32(body) & 0xFFFFFFFF != expected:
+        raise CorruptLog(f"{where}: checksum mismatch; the log is damaged")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise CorruptLog(f"{where}: not valid JSON; the log is damaged") from None
+    if not isinstance(data, dict):
+        raise CorruptLog(f"{where}: not a JSON object; the log is damaged")
+    return data
+
+
+def decode(line: bytes, where: str = "log") -> Event:
+    """Parse one sealed log line into an event."""
+    return from_dict(unseal(line, where), where)
+
+
+def from_dict(data: dict[str, Any], where: str = "log") -> Event:
+    """Build an event from its JSON form; refuses newer schema versions and unknown ops."""
+    version = data.get("v", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise UnsupportedLog(
+            f"{where}: written by a newer remem (schema v{version}, this one reads up to "
+            f"v{SCHEMA_VERSION}); upgrade remem to read it"
+        )
+    op = data.get("op")
+    cls = EVENT_TYPES.get(op) if isinstance(op, str) else None
+    if cls is None:
+        raise UnsupportedLog(f"{where}: unknown event {op!r}; upgrade remem to read it")
+    try:
+        return _build(cls, data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptLog(f"{where}: malformed {op} event ({exc})") from None
+
+
+_SCOPES = {m.value: m for m in Scope}
+_KINDS = {m.value: m for m in Kind}
+_BASES = {m.value: m for m in Basis}
+_STATUSES = {m.value: m for m in Status}
+_NO_SOURCE = Source()
+
+
+def _source(value: Any) -> Source:
+    if not value or not any(value.values()):
+        return _NO_SOURCE
+    return Source.from_dict(value)
+
+
+def _ts(value: Any) -> datetime | None:
+    return None if value is None else parse_ts(value)
+
+
+def _build(cls: type[Event], data: dict[str, Any]) -> Event:
+    kwargs: dict[str, Any] = {
+        "eid": data["eid"],
+        "ts": _ts(data["ts"]),
+        "actor": data.get("actor"),
+        "role": data.get("role"),
+        "run_id": data.get("run_id"),
+        "channel": data.get("channel"),
+    }
+    if cls is Remembered:
+        kwargs.update(
+            note_id=data["id"],
+            scope=_SCOPES[data["scope"]],
+            scope_id=data.get("scope_id"),
+            kind=_KINDS[data["kind"]],
+            text=data["note"],
+            basis=_BASES[data["basis"]],
+            status=_STATUSES[data.get("status", "active")],
+            subject=data.get("subject"),
+            tags=tuple(data.get("tags", ())),
+            pinned=bool(data.get("pinned", False)),
+            expires_at=_ts(data.get("expires_at")),
+            said_at=_ts(data.get("said_at")),
+            source=_source(data.get("source")),
+        )
+        return cls(**kwargs)
+    for f in fields(cls):
+        if f.name in kwargs or f.name not in data:
+            continue
+        kwargs[f.name] = _decode_field(f.name, data[f.name])
+    return cls(**kwargs)
+
+
+def _decode_field(name: str, value: Any) -> Any:
+    if name == "source":
+        return _source(value)
+    if name == "scope" and value is not None:
+        return _SCOPES[value]
+    if name == "kind" and value is not None:
+        return _KINDS[value]
+    if name == "eids":
+        return tuple(value)
+    return value

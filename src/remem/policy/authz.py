@@ -1,0 +1,151 @@
+"""Host-side authorization: who may do what to which scope, decided from the envelope only.
+
+:func:`decide` is a pure function of the run envelope, the action and the
+target (plus the channel stewardship the admin granted). Tool or API arguments
+never grant anything: a member naming another user's id reaches nothing.
+
+The rules, in order:
+
+===========================  =====================================================
+principal                    may
+===========================  =====================================================
+unpaired                     nothing
+owner, admin                 everything in their agent (compaction and trashing
+                             an agent: owner only)
+channel steward              read, write and change every note of that channel;
+                             set that channel's policy (not its stewards)
+member                       read/change own user notes; read the current
+                             channel and agent-wide notes; create notes in the
+                             current channel; change channel notes they authored;
+                             never agent scope (``Denied`` points to personal scope)
+cron / sop / webhook / task  read agent (+ own channel); write agent scope and own
+                             channel; change what they wrote; no user scope
+===========================  =====================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from remem.context import Role, RunContext, RunKind
+from remem.core.model import Scope
+
+
+class Action(StrEnum):
+    READ = "read"
+    CREATE = "create"
+    CHANGE = "change"
+    CHANNEL_POLICY = "channel_policy"
+    APPOINT_STEWARDS = "appoint_stewards"
+    RULES = "rules"
+    COMPACT = "compact"
+    ADMINISTER = "administer"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What an action touches: a scope, and for existing notes who created them."""
+
+    scope: Scope
+    scope_id: str | None = None
+    created_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    rule: str
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+
+def _allow(rule: str) -> Decision:
+    return Decision(True, rule, "")
+
+
+def _deny(rule: str, reason: str) -> Decision:
+    return Decision(False, rule, reason)
+
+
+OWNER_ONLY = frozenset({Action.COMPACT})
+ADMIN_ONLY = frozenset({Action.APPOINT_STEWARDS, Action.RULES, Action.ADMINISTER})
+
+
+def decide(
+    ctx: RunContext,
+    action: Action,
+    target: Target,
+    *,
+    steward: bool = False,
+    agent_writer: bool = False,
+) -> Decision:
+    """Whether ``ctx`` may perform ``action`` on ``target``, with the rule that decided.
+
+    ``steward``: the actor is a steward of the target channel. ``agent_writer``:
+    policy's ``agent_write_access`` lists this actor or one of its roles.
+    """
+    role = ctx.role
+    if role is Role.UNPAIRED:
+        return _deny("unpaired", "unpaired senders have no access to memory; pair first")
+    if action in OWNER_ONLY:
+        if role is Role.OWNER:
+            return _allow("owner")
+        return _deny("owner_only", f"only the owner may {action.value}")
+    if role.is_admin or ctx.kind is RunKind.OWNER:
+        return _allow("admin")
+    if action in ADMIN_ONLY:
+        return _deny("admin_only", f"only owners and admins may {action.value.replace('_', ' ')}")
+    if role.is_system:
+        return _system(ctx, action, target, agent_writer)
+    return _member(ctx, action, target, steward, agent_writer)
+
+
+def _member(
+    ctx: RunContext, action: Action, target: Target, steward: bool, agent_writer: bool
+) -> Decision:
+    scope, sid = target.scope, target.scope_id
+    if scope is Scope.CHANNEL and steward:
+        return _allow("steward")
+    if action is Action.CHANNEL_POLICY:
+        return _deny("steward_only", "only admins and that channel's stewards may set its policy")
+    if scope is Scope.USER:
+        if sid == ctx.actor:
+            return _allow("own_user_notes")
+        return _deny("other_user", "members reach only their own user notes")
+    if scope is Scope.AGENT:
+        if action is Action.READ:
+            return _allow("agent_read")
+        if action is Action.CREATE and agent_writer:
+            return _allow("agent_write_access")
+        if action is Action.CHANGE and agent_writer and target.created_by == ctx.actor:
+            return _allow("agent_write_access")
+        return _deny(
+            "member_agent_scope",
+            "members cannot write agent-wide memory; save it to your personal scope "
+            "instead (scope='user')",
+        )
+    if sid != ctx.channel:
+        return _deny("other_channel", "members reach only the current channel's notes")
+    if action in (Action.READ, Action.CREATE):
+        return _allow("current_channel")
+    if target.created_by == ctx.actor:
+        return _allow("own_channel_note")
+    return _deny("not_author", "members may change only channel notes they wrote")
+
+
+def _system(ctx: RunContext, action: Action, target: Target, agent_writer: bool) -> Decision:
+    scope, sid = target.scope, target.scope_id
+    if scope is Scope.USER:
+        return _deny("system_no_user_scope", f"{ctx.role.value} runs have no personal scope")
+    if action is Action.CHANNEL_POLICY:
+        return _deny("steward_only", "only admins and that channel's stewards may set its policy")
+    if scope is Scope.CHANNEL and sid != ctx.channel:
+        return _deny("other_channel", f"{ctx.role.value} runs reach only their own channel")
+    if action in (Action.READ, Action.CREATE):
+        return _allow(f"system_{scope.value}")
+    if target.created_by == ctx.actor:
+        return _allow("system_own_note")
+    return _deny("not_author", f"{ctx.role.value} runs may change only notes they wrote")

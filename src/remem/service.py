@@ -1,0 +1,423 @@
+"""``Memory``: the one facade every adapter (CLI, HTTP, MCP, web) sits on.
+
+Every method takes the trusted :class:`~remem.context.RunContext` first and
+checks each id or scope it is given against it. A write goes: resolve defaults
+from the envelope → authorize → write policy (guard) → build the event with
+actor and source from the envelope → durable append → projection → receipt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remem.agentlog import AgentLog
+from remem.context import RunContext, RunKind
+from remem.core.events import (
+    Corrected,
+    Disabled,
+    Enabled,
+    Event,
+    Forgotten,
+    NoteEvent,
+    Pinned,
+    Reinforced,
+    Remembered,
+    Unpinned,
+)
+from remem.core.ids import is_id, new_id
+from remem.core.model import (
+    LIVE_STATUSES,
+    Basis,
+    Kind,
+    Note,
+    Scope,
+    Source,
+    Status,
+    parse_enum,
+    parse_ts,
+    utcnow,
+)
+from remem.core.projection import State
+from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
+from remem.policy.authz import Action, Decision, Target, decide
+from remem.policy.config import DEFAULT_LIMITS, Limits
+from remem.policy.guard import check_note_text
+from remem.store.base import Backend
+from remem.store.open import open_backend
+
+if TYPE_CHECKING:
+    from remem.writes import RememberPlan
+
+Clock = Callable[[], datetime]
+
+_NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
+
+
+class Memory:
+    """Governed memory over one data location. Thread-safe; share one per process."""
+
+    def __init__(self, backend: Backend, *, clock: Clock | None = None) -> None:
+        self.backend = backend
+        self.clock: Clock = clock or utcnow
+        self._agents: dict[str, AgentLog] = {}
+
+    @classmethod
+    def open(cls, location: str | Path, *, clock: Clock | None = None) -> Memory:
+        """Open a data location: a directory path (embedded JSONL) or ``jsonl:///abs/path``."""
+        return cls(open_backend(location), clock=clock)
+
+    def close(self) -> None:
+        self.backend.close()
+        self._agents.clear()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _agent(self, ctx: RunContext) -> AgentLog:
+        if not isinstance(ctx, RunContext):
+            raise InvalidInput("the first argument must be a remem.RunContext built by the host")
+        agent = self._agents.get(ctx.agent)
+        if agent is None:
+            agent = self._agents[ctx.agent] = AgentLog(self.backend, ctx.agent)
+        return agent
+
+    def _state(self, ctx: RunContext) -> State:
+        return self._agent(ctx).sync()
+
+    def limits(self, ctx: RunContext, channel: str | None = None) -> Limits:
+        """The limits in force for this context (policy layers refine this)."""
+        return DEFAULT_LIMITS
+
+    def _decide(self, ctx: RunContext, state: State, action: Action, target: Target) -> Decision:
+        steward = False
+        if target.scope is Scope.CHANNEL and target.scope_id and ctx.actor:
+            stewards = state.channel_policies.get(target.scope_id, {}).get("stewards", ())
+            steward = ctx.actor in stewards
+        limits = self.limits(ctx)
+        writer = ctx.actor in limits.agent_write_access or (
+            f"role:{ctx.role.value}" in limits.agent_write_access
+        )
+        if steward and "role:steward" in limits.agent_write_access:
+            writer = True
+        return decide(ctx, action, target, steward=steward, agent_writer=writer)
+
+    def _require(self, ctx: RunContext, state: State, action: Action, target: Target) -> None:
+        decision = self._decide(ctx, state, action, target)
+        if not decision.allowed:
+            raise Denied(f"denied ({decision.rule}): {decision.reason}", rule=decision.rule)
+
+    @staticmethod
+    def _target(note: Note) -> Target:
+        return Target(note.scope, note.scope_id, note.created_by)
+
+    def _can_read(self, ctx: RunContext, state: State, note: Note) -> bool:
+        return self._decide(ctx, state, Action.READ, self._target(note)).allowed
+
+    def _visible(self, ctx: RunContext, state: State, note_id: str) -> Note:
+        if not isinstance(note_id, str) or not is_id(note_id, "note"):
+            raise InvalidInput(f"{note_id!r} is not a note id (note ids look like note_01J…)")
+        note = state.notes.get(note_id)
+        if note is None or not self._can_read(ctx, state, note):
+            raise NotFound(_NOT_FOUND.format(id=note_id))
+        return note
+
+    def _envelope(self, ctx: RunContext) -> dict[str, Any]:
+        return {
+            "eid": new_id("ev"),
+            "ts": self.clock(),
+            "actor": ctx.actor,
+            "role": ctx.role.value,
+            "run_id": ctx.run_id,
+            "channel": ctx.channel,
+        }
+
+    # -- writes --------------------------------------------------------------------
+
+    def remember(
+        self,
+        ctx: RunContext,
+        text: str,
+        *,
+        scope: Scope | str | None = None,
+        scope_id: str | None = None,
+        kind: Kind | str | None = None,
+        basis: Basis | str = Basis.EXPLICIT,
+        subject: str | None = None,
+        tags: Iterable[str] = (),
+        pinned: bool = False,
+        expires_at: datetime | str | None = None,
+        source: Source | dict[str, Any] | str | None = None,
+        said_at: datetime | str | None = None,
+    ) -> Note:
+        """Remember one statement; returns the note (``active``, or ``pending`` under review).
+
+        The same normalized text in the same scope reinforces the existing note
+        instead of creating a duplicate. Raises ``Denied``, ``Rejected`` or
+        ``InvalidInput``; nothing is written when it raises.
+        """
+        from remem.writes import plan_remember  # local: writes imports this module
+
+        agent = self._agent(ctx)
+        request = plan_remember(
+            self,
+            ctx,
+            text,
+            scope=scope,
+            scope_id=scope_id,
+            kind=kind,
+            basis=basis,
+            subject=subject,
+            tags=tags,
+            pinned=pinned,
+            expires_at=expires_at,
+            source=source,
+            said_at=said_at,
+        )
+        note_id = agent.write(lambda state: request.build(self, ctx, state))
+        return agent.state.notes[note_id]
+
+    def _change(
+        self,
+        ctx: RunContext,
+        note_id: str,
+        if_version: int | None,
+        make: Callable[[Note, dict[str, Any]], NoteEvent | None],
+        *,
+        allowed: Iterable[Status] = LIVE_STATUSES,
+    ) -> Note:
+        agent = self._agent(ctx)
+        agent.sync()
+        allowed_set = frozenset(allowed)
+
+        def build(state: State) -> tuple[list[Event], str]:
+            note = self._visible(ctx, state, note_id)
+            self._require(ctx, state, Action.CHANGE, self._target(note))
+            if if_version is not None and note.version != if_version:
+                raise Conflict(
+                    f"note {note_id} is at version {note.version}, not {if_version}; "
+                    "read it again and retry"
+                )
+            if note.status not in allowed_set:
+                raise InvalidInput(f"note {note_id} is {note.status.value}; this change needs a live note")
+            event = make(note, self._envelope(ctx))
+            return ([event] if event else []), note.id
+
+        nid = agent.write(build)
+        return agent.state.notes[nid]
+
+    def forget(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
+        """Tombstone a note: it leaves recall and listings; compaction erases its content."""
+        return self._change(
+            ctx, note_id, if_version, lambda n, env: Forgotten(note_id=n.id, **env),
+            allowed=(*LIVE_STATUSES, Status.SUPERSEDED, Status.EXPIRED, Status.REJECTED),
+        )
+
+    def correct(
+        self, ctx: RunContext, note_id: str, text: str, *, if_version: int | None = None
+    ) -> Note:
+        """Replace a note's text; the old text stays in ``history`` (until forgotten)."""
+        if not isinstance(text, str):
+            raise InvalidInput("text must be a string")
+        text = text.strip()
+        check_note_text(text, max_chars=self.limits(ctx).max_note_chars)
+
+        def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+            if note.text == text:
+                return None
+            return Corrected(note_id=note.id, text=text, **env)
+
+        return self._change(ctx, note_id, if_version, make)
+
+    def move(
+        self,
+        ctx: RunContext,
+        note_id: str,
+        *,
+        scope: Scope | str,
+        scope_id: str | None = None,
+        if_version: int | None = None,
+    ) -> Note:
+        """Move a note to another scope (a correction event); the target is authorized too."""
+        new_scope = parse_enum(Scope, scope, "scope")
+        state = self._state(ctx)
+        target_id = self._resolve_scope_id(ctx, new_scope, scope_id)
+        self._require(ctx, state, Action.CREATE, Target(new_scope, target_id, ctx.actor))
+
+        def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+            if note.scope is new_scope and note.scope_id == target_id:
+                return None
+            return Corrected(note_id=note.id, scope=new_scope, scope_id=target_id, **env)
+
+        return self._change(ctx, note_id, if_version, make)
+
+    def disable(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
+        """Keep the note but stop recalling it."""
+        return self._flag(ctx, note_id, if_version, Disabled, Status.DISABLED)
+
+    def enable(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
+        """Return a disabled note to recall."""
+
+        def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+            if note.status is not Status.DISABLED:
+                return None
+            return Enabled(note_id=note.id, **env)
+
+        return self._change(ctx, note_id, if_version, make)
+
+    def pin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
+        """Pinned notes rank first and are never retired by an automatic path."""
+        return self._change(
+            ctx, note_id, if_version,
+            lambda n, env: None if n.pinned else Pinned(note_id=n.id, **env),
+        )
+
+    def unpin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
+        return self._change(
+            ctx, note_id, if_version,
+            lambda n, env: Unpinned(note_id=n.id, **env) if n.pinned else None,
+        )
+
+    def _flag(
+        self,
+        ctx: RunContext,
+        note_id: str,
+        if_version: int | None,
+        event_type: type[NoteEvent],
+        status: Status,
+    ) -> Note:
+        def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+            if note.status is status:
+                return None
+            return event_type(note_id=note.id, **env)
+
+        return self._change(ctx, note_id, if_version, make)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def get(self, ctx: RunContext, note_id: str) -> Note:
+        """One note visible to ``ctx``; ``NotFound`` otherwise (same answer as a missing id)."""
+        return self._visible(ctx, self._state(ctx), note_id)
+
+    def list(
+        self,
+        ctx: RunContext,
+        *,
+        scope: Scope | str | None = None,
+        scope_id: str | None = None,
+        status: Status | str | None = "active",
+        tag: str | None = None,
+    ) -> list[Note]:
+        """Notes visible to ``ctx``, oldest first. ``status=None`` lists every status."""
+        state = self._state(ctx)
+        want = parse_enum(Status, status, "status") if status is not None else None
+        now = self.clock()
+        notes = self._listable(ctx, state, scope, scope_id)
+        out = []
+        for note in notes:
+            if want is not None and note.effective_status(now) is not want:
+                continue
+            if tag is not None and tag not in note.tags:
+                continue
+            out.append(note)
+        out.sort(key=lambda n: n.id)
+        return out
+
+    def _listable(
+        self, ctx: RunContext, state: State, scope: Scope | str | None, scope_id: str | None
+    ) -> list[Note]:
+        if scope is None:
+            if scope_id is not None:
+                raise InvalidInput("scope_id needs scope: pass scope='user' or scope='channel'")
+            return [n for n in state.notes.values() if self._can_read(ctx, state, n)]
+        parsed = parse_enum(Scope, scope, "scope")
+        if parsed is Scope.AGENT and scope_id is not None:
+            raise InvalidInput("agent scope has no scope_id")
+        if scope_id is None and parsed is not Scope.AGENT:
+            if ctx.kind is RunKind.OWNER or ctx.role.is_admin:
+                return [n for n in state.notes.values() if n.scope is parsed]
+            scope_id = self._resolve_scope_id(ctx, parsed, None)
+        self._require(ctx, state, Action.READ, Target(parsed, scope_id))
+        return state.in_scope(parsed, scope_id)
+
+    def history(self, ctx: RunContext, note_id: str) -> list[Event]:
+        """The note's events, oldest first. A forgotten note's events no longer show its text."""
+        agent = self._agent(ctx)
+        note = self._visible(ctx, agent.sync(), note_id)
+        events = agent.log.history(note_id)
+        if note.status is Status.FORGOTTEN:
+            from dataclasses import replace
+
+            events = [
+                replace(ev, text="") if isinstance(ev, Remembered | Corrected) and ev.text else ev
+                for ev in events
+            ]
+        return events
+
+    def agents(self) -> list[str]:
+        """Agents that have a log in this data location."""
+        return self.backend.agents()
+
+    def trash_agent(self, ctx: RunContext, agent: str) -> str:
+        """Move an agent's directory to ``.trash`` (owner only); returns where it went."""
+        state = self._state(ctx)
+        self._require(ctx, state, Action.COMPACT, Target(Scope.AGENT))
+        self._agents.pop(agent, None)
+        return self.backend.trash_agent(agent)
+
+    # -- helpers used by the write planners ------------------------------------------------
+
+    def _resolve_scope_id(self, ctx: RunContext, scope: Scope, scope_id: str | None) -> str | None:
+        if scope is Scope.AGENT:
+            if scope_id is not None:
+                raise InvalidInput("agent scope has no scope_id")
+            return None
+        if scope_id is not None:
+            if not isinstance(scope_id, str) or not scope_id.strip():
+                raise InvalidInput("scope_id must be a non-empty string id such as 'discord:123'")
+            return scope_id
+        if scope is Scope.USER:
+            if not ctx.has_personal_scope:
+                raise Denied(
+                    f"denied (no_personal_scope): {ctx.role.value} runs have no personal scope",
+                    rule="no_personal_scope",
+                )
+            return ctx.actor
+        if ctx.channel is None:
+            raise InvalidInput("this run has no channel; pass scope_id='<channel id>'")
+        return ctx.channel
+
+    def _same(self, state: State, scope: Scope, scope_id: str | None, text: str) -> Note | None:
+        note = state.find_same(scope, scope_id, text)
+        if note is not None and note.status in (Status.ACTIVE, Status.PENDING, Status.UNVERIFIED):
+            return note
+        return None
+
+    def _reinforce(self, ctx: RunContext, note: Note, source: Source) -> list[Event]:
+        return [Reinforced(note_id=note.id, source=source, **self._envelope(ctx))]
+
+    @staticmethod
+    def _parse_time(value: datetime | str | None, what: str) -> datetime | None:
+        return parse_ts(value, what)
+
+    def _check_write_policy(
+        self, ctx: RunContext, text: str, kind: Kind, basis: Basis, limits: Limits
+    ) -> None:
+        from remem.writes import check_write_policy
+
+        check_write_policy(text, kind, limits)
+
+    def _initial_status(self, ctx: RunContext, state: State, plan: RememberPlan) -> Status:
+        return Status.ACTIVE
+
+
+def _kinds_text(kinds: Sequence[Kind]) -> str:
+    return ", ".join(sorted(k.value for k in kinds))
+

@@ -1,0 +1,112 @@
+"""Storage protocols. Every backend passes the contract suite in ``remem.testing``.
+
+An :class:`EventLog` is one agent's append-only event log. Writers work inside
+:meth:`EventLog.transaction`, which holds the backend's exclusive writer lock,
+first brings the caller up to date with what other processes appended
+(``caught_up``), and makes :meth:`LogTransaction.append` durable before it
+returns. Event ids (``eid``) are idempotent: appending an event whose eid is
+already in the log is a no-op, so a retried write is never duplicated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from remem.core.events import Event
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Events read since the last read. ``reset`` means: discard what you had, this is all."""
+
+    events: list[Event] = field(default_factory=list)
+    reset: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """A damaged tail cut from a log (a write interrupted by a crash), saved aside."""
+
+    log: str
+    saved_to: str
+    size: int
+
+
+class LogTransaction(Protocol):
+    caught_up: Batch
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        """Durably append the events not already in the log; returns those appended."""
+        ...
+
+    def rewrite(self, events: Sequence[Event]) -> None:
+        """Atomically replace the whole log with ``events`` (compaction)."""
+        ...
+
+
+class EventLog(Protocol):
+    def read_new(self) -> Batch:
+        """Events appended since the previous read (by this or any other process)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[LogTransaction]:
+        """Hold the writer lock; see the module docstring."""
+        ...
+
+    def history(self, note_id: str) -> list[Event]:
+        """Every event in the log that refers to ``note_id``, in log order."""
+        ...
+
+    @property
+    def repairs(self) -> list[TornTail]:
+        """Torn tails this handle cut and saved aside."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class TraceLog(Protocol):
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one trace record (not fsynced per record: traces are derived data)."""
+        ...
+
+    def find(self, run_id: str) -> list[dict[str, Any]]:
+        """Every trace record of a run, oldest first."""
+        ...
+
+    def rewrite(self, records: Sequence[dict[str, Any]]) -> None: ...
+
+    def all(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
+
+class Backend(Protocol):
+    """A data location holding every agent's logs, traces, rules and the policy file."""
+
+    url: str
+
+    def agents(self) -> list[str]: ...
+
+    def event_log(self, agent: str) -> EventLog: ...
+
+    def trace_log(self, agent: str) -> TraceLog: ...
+
+    def read_rules(self, agent: str) -> dict[str, str]: ...
+
+    def write_rule(self, agent: str, name: str, content: str) -> None: ...
+
+    def policy_source(self) -> tuple[str, str] | None:
+        """``(text, version)`` of the policy file, or None when there is none."""
+        ...
+
+    def trash_agent(self, agent: str) -> str: ...
+
+    def scrub(self, agent: str) -> list[str]:
+        """Remove derived files that may hold erased content; returns what was removed."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,272 @@
+"""The embedded backend: a directory of JSONL logs (DESIGN §4.3, §5).
+
+::
+
+    <data>/remem.toml                     policy (optional)
+    <data>/agents/<agent>/memory.jsonl    append-only event log: the source of truth
+    <data>/agents/<agent>/traces.jsonl    recall traces
+    <data>/agents/<agent>/rules/*.md      always-injected rules
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from remem.core.events import Event, encode, from_dict, seal
+from remem.errors import InvalidInput, NotFound, StoreError
+from remem.store.base import Batch, TornTail
+from remem.store.sealed import SealedFile
+
+_RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def _parse_event(data: dict[str, Any], where: str) -> Event:
+    return from_dict(data, where)
+
+
+def _parse_trace(data: dict[str, Any], where: str) -> dict[str, Any]:
+    return data
+
+
+class _Txn:
+    def __init__(self, log: JsonlEventLog, caught_up: Batch) -> None:
+        self._log = log
+        self.caught_up = caught_up
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        return self._log._append(events)
+
+    def rewrite(self, events: Sequence[Event]) -> None:
+        self._log._rewrite(events)
+
+
+class JsonlEventLog:
+    """One agent's ``memory.jsonl``; see :mod:`remem.store.base` for the contract."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: SealedFile[Event] = SealedFile(path, _parse_event, durable=True)
+        self._eids: set[str] = set()
+
+    @property
+    def path(self) -> Path:
+        return self._file.path
+
+    @property
+    def repairs(self) -> list[TornTail]:
+        return self._file.repairs
+
+    def read_new(self) -> Batch:
+        events, reset = self._file.read_new()
+        return self._track(events, reset)
+
+    def _track(self, events: list[Event], reset: bool) -> Batch:
+        if reset:
+            self._eids = set()
+        fresh = []
+        for ev in events:
+            if ev.eid not in self._eids:
+                self._eids.add(ev.eid)
+                fresh.append(ev)
+        return Batch(fresh, reset)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[_Txn]:
+        with self._file.locked() as (records, reset):
+            yield _Txn(self, self._track(records, reset))
+
+    def _append(self, events: Sequence[Event]) -> list[Event]:
+        todo = []
+        seen: set[str] = set()
+        for ev in events:
+            if ev.eid not in self._eids and ev.eid not in seen:
+                seen.add(ev.eid)
+                todo.append(ev)
+        if todo:
+            self._file.append([encode(ev) for ev in todo])
+            self._eids.update(seen)
+        return todo
+
+    def _rewrite(self, events: Sequence[Event]) -> None:
+        self._file.rewrite([encode(ev) for ev in events])
+        self._eids = {ev.eid for ev in events}
+
+    def history(self, note_id: str) -> list[Event]:
+        needle = orjson.dumps(note_id)
+        return [
+            ev
+            for ev in self._file.scan(lambda line: needle in line)
+            if getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id
+        ]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class JsonlTraceLog:
+    """One agent's ``traces.jsonl``: sealed lines, written without per-record fsync."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: SealedFile[dict[str, Any]] = SealedFile(path, _parse_trace, durable=False)
+        self._records: list[dict[str, Any]] = []
+        self._by_run: dict[str, list[dict[str, Any]]] = {}
+
+    def _refresh(self) -> None:
+        records, reset = self._file.read_new()
+        if reset:
+            self._records, self._by_run = [], {}
+        self._add(records)
+
+    def _add(self, records: list[dict[str, Any]]) -> None:
+        for rec in records:
+            self._records.append(rec)
+            self._by_run.setdefault(str(rec.get("run_id")), []).append(rec)
+
+    def append(self, record: dict[str, Any]) -> None:
+        with self._file.locked() as (records, reset):
+            if reset:
+                self._records, self._by_run = [], {}
+            self._add(records)
+            self._file.append([seal(orjson.dumps(record))])
+            self._add([record])
+
+    def find(self, run_id: str) -> list[dict[str, Any]]:
+        self._refresh()
+        return list(self._by_run.get(run_id, []))
+
+    def all(self) -> list[dict[str, Any]]:
+        self._refresh()
+        return list(self._records)
+
+    def rewrite(self, records: Sequence[dict[str, Any]]) -> None:
+        with self._file.locked():
+            self._file.rewrite([seal(orjson.dumps(r)) for r in records])
+            self._records, self._by_run = [], {}
+            self._add(list(records))
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class JsonlBackend:
+    """A data directory. Opening checks that it is a usable directory (never a silent fallback)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.url = f"jsonl://{root}"
+        self._check_root()
+        self._logs: dict[str, JsonlEventLog] = {}
+        self._traces: dict[str, JsonlTraceLog] = {}
+
+    def _check_root(self) -> None:
+        root = self.root
+        if root.exists() and not root.is_dir():
+            raise StoreError(f"data directory {root} is a file, not a directory")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create data directory {root}: {exc.strerror}") from None
+        if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
+            raise StoreError(
+                f"data directory {root} is not readable and writable by this user; "
+                "fix its permissions or choose another with --data / REMEM_DATA"
+            )
+        agents = root / "agents"
+        if agents.exists() and not agents.is_dir():
+            raise StoreError(f"{agents} should be a directory; the data directory is malformed")
+
+    def agent_dir(self, agent: str) -> Path:
+        return self.root / "agents" / agent
+
+    def agents(self) -> list[str]:
+        base = self.root / "agents"
+        if not base.is_dir():
+            return []
+        return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def event_log(self, agent: str) -> JsonlEventLog:
+        log = self._logs.get(agent)
+        if log is None:
+            log = self._logs[agent] = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+        return log
+
+    def trace_log(self, agent: str) -> JsonlTraceLog:
+        log = self._traces.get(agent)
+        if log is None:
+            log = self._traces[agent] = JsonlTraceLog(self.agent_dir(agent) / "traces.jsonl")
+        return log
+
+    def read_rules(self, agent: str) -> dict[str, str]:
+        rules_dir = self.agent_dir(agent) / "rules"
+        if not rules_dir.is_dir():
+            return {}
+        out = {}
+        for path in sorted(rules_dir.glob("*.md")):
+            try:
+                out[path.stem] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise StoreError(f"cannot read rule {path}: {exc}") from None
+        return out
+
+    def write_rule(self, agent: str, name: str, content: str) -> None:
+        if not _RULE_NAME.match(name) or name.endswith(".md"):
+            raise InvalidInput(
+                f"rule name {name!r} is not allowed: use letters, digits, '_', '-' or '.', "
+                "up to 64 characters, without the .md suffix"
+            )
+        rules_dir = self.agent_dir(agent) / "rules"
+        path = rules_dir / f"{name}.md"
+        if not content:
+            path.unlink(missing_ok=True)
+            return
+        rules_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{name}.md.tmp")
+        tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, path)
+
+    def policy_source(self) -> tuple[str, str] | None:
+        path = self.root / "remem.toml"
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+        return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+
+    def trash_agent(self, agent: str) -> str:
+        src = self.agent_dir(agent)
+        if not src.is_dir():
+            raise NotFound(f"no agent named {agent!r} in {self.root}")
+        for cache in (self._logs.pop(agent, None), self._traces.pop(agent, None)):
+            if cache is not None:
+                cache.close()
+        trash = self.root / ".trash"
+        trash.mkdir(exist_ok=True)
+        dest = trash / f"{agent}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        shutil.move(str(src), str(dest))
+        return str(dest)
+
+    def scrub(self, agent: str) -> list[str]:
+        removed = []
+        for path in sorted(self.agent_dir(agent).glob("*.torn-*")):
+            path.unlink()
+            removed.append(str(path))
+        return removed
+
+    def close(self) -> None:
+        for log in self._logs.values():
+            log.close()
+        for trace in self._traces.values():
+            trace.close()
+        self._logs.clear()
+        self._traces.clear()

@@ -1,0 +1,30 @@
+"""Open a backend from a location: a path, ``jsonl:///abs/path`` or (later) ``postgresql://``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from remem.errors import InvalidInput
+from remem.store.base import Backend
+from remem.store.jsonl import JsonlBackend
+
+
+def open_backend(location: str | Path) -> Backend:
+    """The backend for ``location``; a plain path means the embedded JSONL store."""
+    if isinstance(location, Path):
+        return JsonlBackend(location)
+    if not isinstance(location, str) or not location.strip():
+        raise InvalidInput("a data location is required: a directory path or jsonl:///abs/path")
+    if location.startswith("jsonl://"):
+        path = location[len("jsonl://") :]
+        if not path.startswith("/"):
+            raise InvalidInput(f"{location!r}: jsonl URLs take an absolute path, jsonl:///abs/path")
+        return JsonlBackend(Path(path))
+    if location.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput(
+            "the PostgreSQL backend is not available in this version; use a directory path"
+        )
+    if "://" in location:
+        scheme = location.split("://", 1)[0]
+        raise InvalidInput(f"unknown storage scheme {scheme!r}: use a directory path or jsonl://")
+    return JsonlBackend(Path(location).expanduser())

@@ -1,0 +1,253 @@
+"""A file of sealed JSON lines shared by several processes.
+
+Writers take an exclusive ``flock`` on a sibling ``.lock`` file. Under the lock
+a writer first reads every complete line other processes appended; whatever
+lies past the last good line can only be the remains of a write interrupted by
+a crash (writers always append whole lines under the lock), so it is cut off
+and saved aside as ``<file>.torn-<time>-<pid>`` and reported. A damaged line
+followed by a good one is corruption inside the log: the file is refused with
+an error naming the file and line, never skipped.
+
+Appends use ``os.write`` on a raw descriptor; durable files are ``fsync``ed
+before :meth:`SealedFile.append` returns. After a failed ``fsync`` the file
+refuses further writes until it is reopened, because the kernel may have
+dropped the dirty pages and a later successful fsync would prove nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from remem.core.events import unseal
+from remem.errors import CorruptLog, StoreError
+from remem.store.base import TornTail
+
+T = TypeVar("T")
+_CHUNK = 16 * 1024 * 1024
+
+
+class SealedFile(Generic[T]):
+    """Append-only sealed lines; ``parse`` turns a checked dict into a record ``T``."""
+
+    def __init__(
+        self,
+        path: Path,
+        parse: Callable[[dict[str, object], str], T],
+        *,
+        durable: bool = True,
+    ) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._parse = parse
+        self._durable = durable
+        self._fd: int | None = None
+        self._ino: int | None = None
+        self._offset = 0
+        self._lineno = 0
+        self._failed: str | None = None
+        self.repairs: list[TornTail] = []
+
+    # -- reading ---------------------------------------------------------------
+
+    def read_new(self) -> tuple[list[T], bool]:
+        """Complete, valid records appended since the last call; ``True`` when reset."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            reset = self._ino is not None
+            self._close_fd()
+            self._ino, self._offset, self._lineno = None, 0, 0
+            return [], reset
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+        reset = False
+        if st.st_ino != self._ino or st.st_size < self._offset:
+            reset = self._ino is not None
+            self._reopen()
+        if st.st_size == self._offset:
+            return [], reset
+        return self._read_from(st.st_size), reset
+
+    def _reopen(self) -> None:
+        self._close_fd()
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
+        self._ino = os.fstat(self._fd).st_ino
+        self._offset, self._lineno = 0, 0
+
+    def _read_from(self, size: int) -> list[T]:
+        assert self._fd is not None
+        records: list[T] = []
+        pending = b""
+        pos = self._offset
+        bad: tuple[int, str] | None = None
+        while pos < size:
+            chunk = os.pread(self._fd, min(_CHUNK, size - pos), pos)
+            if not chunk:
+                break
+            pos += len(chunk)
+            data = pending + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pending = data[cut + 1 :]
+            bad = self._parse_lines(data[: cut + 1], records, bad)
+        return records
+
+    def _parse_lines(
+        self, block: bytes, records: list[T], bad: tuple[int, str] | None
+    ) -> tuple[int, str] | None:
+        """Parse whole lines; advance the offset only past good lines.
+
+        A bad line is remembered; if a good line follows it, the log is corrupt.
+        """
+        for line in block.split(b"\n")[:-1]:
+            self._lineno += 1
+            where = f"{self.path} line {self._lineno}"
+            try:
+                record = self._parse(unseal(line, where), where) if line else None
+                if record is None:
+                    raise CorruptLog(f"{where}: empty line; the log is damaged")
+            except CorruptLog as exc:
+                if bad is None:
+                    bad = (self._lineno, exc.message)
+                continue
+            if bad is not None:
+                raise CorruptLog(
+                    f"{bad[1]} (a valid line follows it, so this is not an interrupted "
+                    "write; restore the file from a backup or move the damaged line out)"
+                )
+            records.append(record)
+            self._offset += len(line) + 1
+        if bad is not None:
+            # Trailing bad lines stay unconsumed; the next writer cuts them as a torn tail.
+            self._lineno = bad[0] - 1
+        return bad
+
+    def scan(self, keep: Callable[[bytes], bool]) -> list[T]:
+        """Parse, from the start of the file, only the complete lines ``keep`` accepts."""
+        out: list[T] = []
+        try:
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            return out
+        with fh:
+            for lineno, line in enumerate(fh, 1):
+                if line.endswith(b"\n") and keep(line):
+                    where = f"{self.path} line {lineno}"
+                    try:
+                        out.append(self._parse(unseal(line, where), where))
+                    except CorruptLog:
+                        continue  # a torn tail awaiting repair; read_new reports interior damage
+        return out
+
+    # -- writing ---------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[tuple[list[T], bool]]:
+        """Exclusive writer lock; yields (records others appended, reset), after tail repair."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            records, reset = self.read_new()
+            self._repair_tail()
+            yield records, reset
+        finally:
+            os.close(lock_fd)
+
+    def _repair_tail(self) -> None:
+        try:
+            size = os.stat(self.path).st_size
+        except FileNotFoundError:
+            return
+        if size <= self._offset:
+            return
+        with open(self.path, "r+b") as fh:
+            fh.seek(self._offset)
+            torn = fh.read()
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+            aside = self.path.with_name(f"{self.path.name}.torn-{stamp}-{os.getpid()}")
+            aside.write_bytes(torn)
+            fh.truncate(self._offset)
+            fh.flush()
+            os.fsync(fh.fileno())
+        self.repairs.append(TornTail(str(self.path), str(aside), len(torn)))
+
+    def append(self, lines: list[bytes]) -> None:
+        """Append sealed lines (call inside :meth:`locked`); durable before returning."""
+        if self._failed:
+            raise StoreError(
+                f"{self.path} refuses writes after a failed fsync ({self._failed}); "
+                "reopen the store to continue"
+            )
+        data = b"".join(lines)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._write_all(fd, data)
+            if self._durable:
+                self._fsync(fd)
+        finally:
+            os.close(fd)
+        if self._ino is None:
+            self._reopen()
+        self._offset += len(data)
+        self._lineno += len(lines)
+
+    def _write_all(self, fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(data):
+                written += os.write(fd, view[written:])
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, self._offset)
+            raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
+
+    def _fsync(self, fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            self._failed = exc.strerror or errno.errorcode.get(exc.errno or 0, "EIO")
+            raise StoreError(
+                f"fsync of {self.path} failed ({self._failed}); the last write may not be "
+                "durable and the log takes no more writes until reopened"
+            ) from None
+
+    def rewrite(self, lines: list[bytes]) -> None:
+        """Atomically replace the file (call inside :meth:`locked`)."""
+        tmp = self.path.with_name(self.path.name + ".compact")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            self._write_all(fd, b"".join(lines))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        self._reopen()
+        self._offset = os.fstat(self._fd).st_size if self._fd is not None else 0
+        self._lineno = len(lines)
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def close(self) -> None:
+        self._close_fd()

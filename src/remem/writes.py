@@ -1,0 +1,209 @@
+"""Planning a ``remember``: defaults from the envelope, authorization, write policy.
+
+Everything that can be decided before taking the log's lock is decided in
+:func:`plan_remember`; :meth:`RememberPlan.build` re-checks what depends on the
+current state (duplicates, limits) under the lock.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from remem.context import RunContext
+from remem.core.events import Event, Remembered
+from remem.core.ids import new_id
+from remem.core.model import Basis, Kind, Scope, Source, parse_enum
+from remem.core.projection import State
+from remem.errors import Denied, InvalidInput, Rejected
+from remem.policy.authz import Action, Target
+from remem.policy.config import Limits
+from remem.policy.guard import check_note_text
+
+if TYPE_CHECKING:
+    from remem.service import Memory
+
+_PREFERENCE_CUE = re.compile(
+    r"\b(prefers?|preferred|likes?|dislikes?|loves?|hates?|wants?|would rather|rather than)\b",
+    re.IGNORECASE,
+)
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,39}$")
+_SUBJECT = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,79}$")
+_PERSONAL_KINDS = (Kind.PREFERENCE, Kind.FACT)
+
+
+def default_kind(text: str) -> Kind:
+    """A cheap guess when the caller names no kind: preference cues, else a fact."""
+    return Kind.PREFERENCE if _PREFERENCE_CUE.search(text) else Kind.FACT
+
+
+def default_scope(ctx: RunContext, kind: Kind) -> Scope:
+    """DESIGN §4.1: personal statements → the speaker; shared state → the channel.
+
+    ``agent`` scope is never the result of a missing argument.
+    """
+    if kind is Kind.PROCEDURE:
+        raise InvalidInput(
+            "procedure notes are agent-wide operational knowledge: pass scope='agent' explicitly"
+        )
+    if kind in _PERSONAL_KINDS and ctx.has_personal_scope:
+        return Scope.USER
+    if ctx.channel is not None:
+        return Scope.CHANNEL
+    raise InvalidInput("this run has no personal scope or channel: pass scope= explicitly")
+
+
+def _tags(tags: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(tags, str):
+        tags = [tags]
+    out = []
+    for tag in tags:
+        clean = str(tag).strip().lower()
+        if not _TAG.match(clean):
+            raise InvalidInput(
+                f"tag {tag!r} is not allowed: use up to 40 lowercase letters, digits, '_', '-', "
+                "'.' or ':'"
+            )
+        if clean not in out:
+            out.append(clean)
+    return tuple(sorted(out))
+
+
+def _source(ctx: RunContext, source: Source | dict[str, Any] | str | None) -> Source:
+    """Provenance: channel, author and run always come from the envelope, never the caller."""
+    message_id: str | None = None
+    if isinstance(source, Source):
+        message_id = source.message_id
+    elif isinstance(source, dict):
+        message_id = source.get("message_id")
+    elif isinstance(source, str):
+        message_id = source
+    elif source is not None:
+        raise InvalidInput("source must be a message id, a dict with message_id, or a Source")
+    return Source(
+        channel_id=ctx.channel, message_id=message_id, author_id=ctx.actor, run_id=ctx.run_id
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RememberPlan:
+    text: str
+    scope: Scope
+    scope_id: str | None
+    kind: Kind
+    basis: Basis
+    subject: str | None
+    tags: tuple[str, ...]
+    pinned: bool
+    expires_at: datetime | None
+    said_at: datetime | None
+    source: Source
+    limits: Limits
+
+    def build(self, mem: Memory, ctx: RunContext, state: State) -> tuple[list[Event], str]:
+        """Events for this request against the current state, and the id of the note."""
+        same = mem._same(state, self.scope, self.scope_id, self.text)
+        if same is not None:
+            return mem._reinforce(ctx, same, self.source), same.id
+        count = len(state.scopes.get((self.scope, self.scope_id), ()))
+        if count >= self.limits.max_notes_per_scope:
+            raise Rejected(
+                f"this {self.scope.value} scope already holds {count} notes, the limit is "
+                f"{self.limits.max_notes_per_scope}; forget or consolidate notes first",
+                reason="scope_full",
+            )
+        status = mem._initial_status(ctx, state, self)
+        event = Remembered(
+            note_id=new_id("note"),
+            scope=self.scope,
+            scope_id=self.scope_id,
+            kind=self.kind,
+            text=self.text,
+            basis=self.basis,
+            status=status,
+            subject=self.subject,
+            tags=self.tags,
+            pinned=self.pinned,
+            expires_at=self.expires_at,
+            said_at=self.said_at,
+            source=self.source,
+            **mem._envelope(ctx),
+        )
+        return [event], event.note_id
+
+
+def plan_remember(
+    mem: Memory,
+    ctx: RunContext,
+    text: str,
+    *,
+    scope: Scope | str | None,
+    scope_id: str | None,
+    kind: Kind | str | None,
+    basis: Basis | str,
+    subject: str | None,
+    tags: Iterable[str],
+    pinned: bool,
+    expires_at: datetime | str | None,
+    source: Source | dict[str, Any] | str | None,
+    said_at: datetime | str | None,
+) -> RememberPlan:
+    """Resolve and check a remember request; raises before anything is written."""
+    if not isinstance(text, str):
+        raise InvalidInput("text must be a string")
+    text = " ".join(text.split())
+    parsed_kind = parse_enum(Kind, kind, "kind") if kind is not None else default_kind(text)
+    parsed_basis = parse_enum(Basis, basis, "basis")
+    parsed_scope = (
+        parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
+    )
+    resolved_id = mem._resolve_scope_id(ctx, parsed_scope, scope_id)
+    state = mem._state(ctx)
+    mem._require(ctx, state, Action.CREATE, Target(parsed_scope, resolved_id, ctx.actor))
+    if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
+        raise Denied(
+            "denied (procedure_admin_only): procedures are operational knowledge that only "
+            "human admins author",
+            rule="procedure_admin_only",
+        )
+    limits = mem.limits(ctx, ctx.channel)
+    mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits)
+    if subject is not None and not _SUBJECT.match(subject):
+        raise InvalidInput(
+            f"subject {subject!r} is not allowed: use lowercase dotted keys like 'user.language'"
+        )
+    if not isinstance(pinned, bool):
+        raise InvalidInput("pinned must be True or False")
+    return RememberPlan(
+        text=text,
+        scope=parsed_scope,
+        scope_id=resolved_id,
+        kind=parsed_kind,
+        basis=parsed_basis,
+        subject=subject,
+        tags=_tags(tags),
+        pinned=pinned,
+        expires_at=mem._parse_time(expires_at, "expires_at"),
+        said_at=mem._parse_time(said_at, "said_at"),
+        source=_source(ctx, source),
+        limits=limits,
+    )
+
+
+def check_write_policy(text: str, kind: Kind, limits: Limits) -> None:
+    """Content rules common to every write: memory on, kind allowed, size, secrets."""
+    if not limits.enabled:
+        raise Rejected("memory is turned off here by policy", reason="memory_off")
+    if kind not in limits.kinds:
+        allowed = ", ".join(sorted(k.value for k in limits.kinds)) or "none"
+        raise Rejected(
+            f"kind {kind.value!r} is not allowed here (allowed: {allowed})",
+            reason="kind_not_allowed",
+        )
+    check_note_text(text, max_chars=limits.max_note_chars)
+
+
+__all__ = ["RememberPlan", "check_write_policy", "default_kind", "default_scope", "plan_remember"]
