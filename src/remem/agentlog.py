@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from remem.core.events import Event
 from remem.core.projection import State
+from remem.recall.index import LexicalIndex
 from remem.store.base import Backend, EventLog, TraceLog
 
 R = TypeVar("R")
@@ -28,6 +29,14 @@ class AgentLog:
         self.state = State(agent)
         self.lock = threading.RLock()
         self._listeners: list[Callable[[State, Sequence[Event], bool], None]] = []
+        self.lexical = LexicalIndex()
+        self.on_change(self._update_lexical)
+
+    def _update_lexical(self, state: State, events: Sequence[Event], reset: bool) -> None:
+        if reset:
+            self.lexical.reset()
+        else:
+            self.lexical.update(state, events)
 
     def on_change(self, listener: Callable[[State, Sequence[Event], bool], None]) -> None:
         """Call ``listener(state, events, reset)`` after events are applied (index upkeep)."""
@@ -64,12 +73,12 @@ class AgentLog:
             self._apply(appended, False)
             return result
 
-    def rewrite(self, build: Callable[[State], list[Event]]) -> list[Event]:
-        """Under the writer lock, replace the whole log with ``build(state)`` and refold."""
+    def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
+        """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""
         with self.lock, self.log.transaction() as txn:
             if txn.caught_up.events or txn.caught_up.reset:
                 self._apply(txn.caught_up.events, txn.caught_up.reset)
-            events = build(self.state)
+            events = build(self.state, txn.all_events())
             txn.rewrite(events)
             self._apply(events, True)
             return events

@@ -150,14 +150,22 @@ class RunContext:
     def agent_only(cls, agent: str, run_id: str | None = None) -> RunContext:
         """A task that sees only agent-wide memory."""
         return cls(
-            agent=agent, kind=RunKind.AGENT_ONLY, role=Role.SOP, actor="task", run_id=cls._run(run_id)
+            agent=agent,
+            kind=RunKind.AGENT_ONLY,
+            role=Role.SOP,
+            actor="task",
+            run_id=cls._run(run_id),
         )
 
     @classmethod
     def knowledge(cls, agent: str, run_id: str | None = None) -> RunContext:
         """A clean knowledge-writing run: recalls nothing at all."""
         return cls(
-            agent=agent, kind=RunKind.KNOWLEDGE, role=Role.SOP, actor="task", run_id=cls._run(run_id)
+            agent=agent,
+            kind=RunKind.KNOWLEDGE,
+            role=Role.SOP,
+            actor="task",
+            run_id=cls._run(run_id),
         )
 
     @classmethod
@@ -184,7 +192,11 @@ class RunContext:
     def owner(cls, agent: str, run_id: str | None = None) -> RunContext:
         """The owner's own tooling (the CLI): sees everything, for inspection."""
         return cls(
-            agent=agent, kind=RunKind.OWNER, role=Role.OWNER, actor=OWNER_ACTOR, run_id=cls._run(run_id)
+            agent=agent,
+            kind=RunKind.OWNER,
+            role=Role.OWNER,
+            actor=OWNER_ACTOR,
+            run_id=cls._run(run_id),
         )
 
     @property

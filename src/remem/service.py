@@ -8,13 +8,14 @@ actor and source from the envelope → durable append → projection → receipt
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remem.agentlog import AgentLog
-from remem.context import RunContext, RunKind
+from remem.context import Role, RunContext, RunKind
 from remem.core.events import (
     Corrected,
     Disabled,
@@ -49,6 +50,10 @@ from remem.store.base import Backend
 from remem.store.open import open_backend
 
 if TYPE_CHECKING:
+    from remem.compaction import CompactionReport
+    from remem.prompt import Prompt
+    from remem.recall.engine import Recall, RecallPolicy
+    from remem.recall.trace import Trace
     from remem.writes import RememberPlan
 
 Clock = Callable[[], datetime]
@@ -197,7 +202,7 @@ class Memory:
         agent.sync()
         allowed_set = frozenset(allowed)
 
-        def build(state: State) -> tuple[list[Event], str]:
+        def build(state: State) -> tuple[builtins.list[Event], str]:
             note = self._visible(ctx, state, note_id)
             self._require(ctx, state, Action.CHANGE, self._target(note))
             if if_version is not None and note.version != if_version:
@@ -206,7 +211,9 @@ class Memory:
                     "read it again and retry"
                 )
             if note.status not in allowed_set:
-                raise InvalidInput(f"note {note_id} is {note.status.value}; this change needs a live note")
+                raise InvalidInput(
+                    f"note {note_id} is {note.status.value}; this change needs a live note"
+                )
             event = make(note, self._envelope(ctx))
             return ([event] if event else []), note.id
 
@@ -216,7 +223,10 @@ class Memory:
     def forget(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Tombstone a note: it leaves recall and listings; compaction erases its content."""
         return self._change(
-            ctx, note_id, if_version, lambda n, env: Forgotten(note_id=n.id, **env),
+            ctx,
+            note_id,
+            if_version,
+            lambda n, env: Forgotten(note_id=n.id, **env),
             allowed=(*LIVE_STATUSES, Status.SUPERSEDED, Status.EXPIRED, Status.REJECTED),
         )
 
@@ -275,13 +285,17 @@ class Memory:
     def pin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Pinned notes rank first and are never retired by an automatic path."""
         return self._change(
-            ctx, note_id, if_version,
+            ctx,
+            note_id,
+            if_version,
             lambda n, env: None if n.pinned else Pinned(note_id=n.id, **env),
         )
 
     def unpin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         return self._change(
-            ctx, note_id, if_version,
+            ctx,
+            note_id,
+            if_version,
             lambda n, env: Unpinned(note_id=n.id, **env) if n.pinned else None,
         )
 
@@ -314,7 +328,7 @@ class Memory:
         scope_id: str | None = None,
         status: Status | str | None = "active",
         tag: str | None = None,
-    ) -> list[Note]:
+    ) -> builtins.list[Note]:
         """Notes visible to ``ctx``, oldest first. ``status=None`` lists every status."""
         state = self._state(ctx)
         want = parse_enum(Status, status, "status") if status is not None else None
@@ -332,7 +346,7 @@ class Memory:
 
     def _listable(
         self, ctx: RunContext, state: State, scope: Scope | str | None, scope_id: str | None
-    ) -> list[Note]:
+    ) -> builtins.list[Note]:
         if scope is None:
             if scope_id is not None:
                 raise InvalidInput("scope_id needs scope: pass scope='user' or scope='channel'")
@@ -347,7 +361,7 @@ class Memory:
         self._require(ctx, state, Action.READ, Target(parsed, scope_id))
         return state.in_scope(parsed, scope_id)
 
-    def history(self, ctx: RunContext, note_id: str) -> list[Event]:
+    def history(self, ctx: RunContext, note_id: str) -> builtins.list[Event]:
         """The note's events, oldest first. A forgotten note's events no longer show its text."""
         agent = self._agent(ctx)
         note = self._visible(ctx, agent.sync(), note_id)
@@ -361,7 +375,156 @@ class Memory:
             ]
         return events
 
-    def agents(self) -> list[str]:
+    def compact(self, ctx: RunContext) -> CompactionReport:
+        """Physically remove forgotten, rejected and expired notes' content (owner only)."""
+        from remem.compaction import CompactionReport, compact_events, dead_notes
+
+        agent = self._agent(ctx)
+        self._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
+        counts: dict[str, Any] = {}
+
+        def build(state: State, events: builtins.list[Event]) -> builtins.list[Event]:
+            dead = dead_notes(state, self.clock())
+            kept = compact_events(events, dead, self._envelope(ctx))
+            counts.update(erased=sorted(dead), before=len(events), after=len(kept))
+            return kept
+
+        agent.rewrite(build)
+        removed = self.backend.scrub(ctx.agent)
+        return CompactionReport(
+            agent=ctx.agent,
+            notes_erased=counts["erased"],
+            events_before=counts["before"],
+            events_after=counts["after"],
+            files_removed=removed,
+        )
+
+    # -- recall ------------------------------------------------------------------------
+
+    def recall(
+        self,
+        ctx: RunContext,
+        query: str = "",
+        *,
+        max_chars: int | None = None,
+        tag: str | None = None,
+    ) -> Recall:
+        """What this run may see, ranked and bounded, rendered as inert data; leaves a trace."""
+        from remem.recall.engine import run_recall
+
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        if max_chars is not None and (not isinstance(max_chars, int) or max_chars < 0):
+            raise InvalidInput("max_chars must be a non-negative integer")
+        if ctx.role is Role.UNPAIRED:
+            raise Denied("denied (unpaired): unpaired senders have no access to memory", "unpaired")
+        agent = self._agent(ctx)
+        state = agent.sync()
+        return run_recall(
+            agent,
+            ctx,
+            query,
+            policy=self._recall_policy(ctx, state),
+            now=self.clock(),
+            max_chars=max_chars,
+            tag=tag,
+            rules=self._rules_text(ctx),
+        )
+
+    def compile(
+        self,
+        ctx: RunContext,
+        message: str,
+        *,
+        identity: str = "",
+        purpose: str = "",
+        policy: str = "",
+        briefing: str = "",
+    ) -> Prompt:
+        """Build a prompt: ``system`` = identity → policy → purpose → rules; ``input`` = memory
+        → briefing → message. Runs one recall (its ``run_id`` is the prompt's)."""
+        from remem.prompt import assemble
+
+        recall = self.recall(ctx, message)
+        return assemble(
+            recall, message, identity=identity, purpose=purpose, policy=policy, briefing=briefing
+        )
+
+    def explain(self, ctx: RunContext, run_id: str) -> Trace:
+        """The stored trace of a run (nothing is recomputed), as far as ``ctx`` may see it.
+
+        Owners and admins see all of it; a channel steward the runs in their
+        channel; a participant their own runs, restricted to notes they may see.
+        """
+        from remem.recall.trace import Trace
+
+        agent = self._agent(ctx)
+        state = agent.sync()
+        records = [r for r in agent.traces.find(run_id) if r.get("type") == "recall"]
+        if not records:
+            raise NotFound(f"no trace for run {run_id} is visible here")
+        trace = Trace.from_dict(records[-1])
+        if ctx.role.is_admin or ctx.kind is RunKind.OWNER:
+            return trace
+        stewards = state.channel_policies.get(trace.channel or "", {}).get("stewards", ())
+        if trace.channel and ctx.actor in stewards:
+            return trace
+        if ctx.actor is None or trace.actor != ctx.actor or not ctx.role.is_human:
+            raise NotFound(f"no trace for run {run_id} is visible here")
+        ids = {
+            i
+            for i in trace.candidates
+            if i in state.notes and self._can_read(ctx, state, state.notes[i])
+        }
+        return trace.visible_to(ids)
+
+    def tags(self, ctx: RunContext) -> dict[str, int]:
+        """Tag counts over live notes visible to ``ctx``."""
+        counts: dict[str, int] = {}
+        for note in self.list(ctx):
+            for tag in note.tags:
+                counts[tag] = counts.get(tag, 0) + 1
+        return dict(sorted(counts.items()))
+
+    def _recall_policy(self, ctx: RunContext, state: State) -> RecallPolicy:
+        from remem.recall.engine import RecallPolicy
+
+        cross = frozenset(
+            user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is True
+        )
+        return RecallPolicy(limits=self.limits(ctx, ctx.channel), cross_channel_users=cross)
+
+    # -- rules ---------------------------------------------------------------------------
+
+    def rules(self, ctx: RunContext) -> dict[str, str]:
+        """The agent's trusted rules by name (read from the backend on every call)."""
+        self._agent(ctx)
+        if ctx.role is Role.UNPAIRED:
+            raise Denied("denied (unpaired): unpaired senders have no access to memory", "unpaired")
+        return self.backend.read_rules(ctx.agent)
+
+    def _rules_text(self, ctx: RunContext) -> str:
+        rules = self.backend.read_rules(ctx.agent)
+        return "\n\n".join(
+            content.strip() for _, content in sorted(rules.items()) if content.strip()
+        )
+
+    def set_rule(self, ctx: RunContext, name: str, content: str) -> None:
+        """Write (or with empty content remove) a rule; owners and admins only."""
+        state = self._state(ctx)
+        self._require(ctx, state, Action.RULES, Target(Scope.AGENT))
+        if not isinstance(content, str):
+            raise InvalidInput("rule content must be a string")
+        limit = self.limits(ctx).max_rule_chars
+        if len(content) > limit:
+            raise Rejected(
+                f"rule {name!r} is {len(content)} characters; the limit is {limit}. "
+                "Shorten it or split it into several rules",
+                reason="too_long",
+            )
+        self.backend.write_rule(ctx.agent, name, content)
+
+    def agents(self) -> builtins.list[str]:
         """Agents that have a log in this data location."""
         return self.backend.agents()
 
@@ -400,7 +563,7 @@ class Memory:
             return note
         return None
 
-    def _reinforce(self, ctx: RunContext, note: Note, source: Source) -> list[Event]:
+    def _reinforce(self, ctx: RunContext, note: Note, source: Source) -> builtins.list[Event]:
         return [Reinforced(note_id=note.id, source=source, **self._envelope(ctx))]
 
     @staticmethod
@@ -420,4 +583,3 @@ class Memory:
 
 def _kinds_text(kinds: Sequence[Kind]) -> str:
     return ", ".join(sorted(k.value for k in kinds))
-

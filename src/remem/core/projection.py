@@ -126,7 +126,9 @@ def fold_note(agent: str, note: Note | None, event: NoteEvent) -> Note | None:
     if note is None:
         return None
     if isinstance(event, Reinforced):
-        return note.evolve(evidence=note.evidence + 1, updated_at=event.ts, version=note.version + 1)
+        return note.evolve(
+            evidence=note.evidence + 1, updated_at=event.ts, version=note.version + 1
+        )
     if isinstance(event, Corrected):
         return _corrected(note, event)
     if isinstance(event, Pinned | Unpinned):

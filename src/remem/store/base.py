@@ -46,6 +46,10 @@ class LogTransaction(Protocol):
         """Atomically replace the whole log with ``events`` (compaction)."""
         ...
 
+    def all_events(self) -> list[Event]:
+        """Every event in the log, in order (compaction reads this under the lock)."""
+        ...
+
 
 class EventLog(Protocol):
     def read_new(self) -> Batch:

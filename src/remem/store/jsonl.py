@@ -49,6 +49,9 @@ class _Txn:
     def rewrite(self, events: Sequence[Event]) -> None:
         self._log._rewrite(events)
 
+    def all_events(self) -> list[Event]:
+        return self._log._file.scan(lambda line: True)
+
 
 class JsonlEventLog:
     """One agent's ``memory.jsonl``; see :mod:`remem.store.base` for the contract."""

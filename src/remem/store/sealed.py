@@ -137,11 +137,9 @@ class SealedFile(Generic[T]):
     def scan(self, keep: Callable[[bytes], bool]) -> list[T]:
         """Parse, from the start of the file, only the complete lines ``keep`` accepts."""
         out: list[T] = []
-        try:
-            fh = open(self.path, "rb")
-        except FileNotFoundError:
+        if not self.path.exists():
             return out
-        with fh:
+        with open(self.path, "rb") as fh:
             for lineno, line in enumerate(fh, 1):
                 if line.endswith(b"\n") and keep(line):
                     where = f"{self.path} line {lineno}"

@@ -1,0 +1,147 @@
+"""The owner's command line: a thin shell over :class:`remem.Memory`.
+
+Every command runs as the owner (``RunContext.owner``) on the data directory
+given by ``--data`` or ``$REMEM_DATA``. Errors print one line and exit with the
+code from :data:`EXIT_CODES`; there are no tracebacks for user mistakes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from remem.context import RunContext
+from remem.core.events import Event, to_dict
+from remem.core.model import Note
+from remem.errors import (
+    ConfigError,
+    Conflict,
+    Denied,
+    InvalidInput,
+    NotFound,
+    Rejected,
+    RememError,
+    StoreError,
+)
+from remem.service import Memory
+
+#: One table from error class to exit code (most specific first).
+EXIT_CODES: list[tuple[type[RememError], int]] = [
+    (InvalidInput, 2),
+    (Denied, 3),
+    (Rejected, 4),
+    (NotFound, 5),
+    (Conflict, 6),
+    (ConfigError, 7),
+    (StoreError, 8),
+    (RememError, 1),
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def exit_code(error: RememError) -> int:
+    for cls, code in EXIT_CODES:
+        if isinstance(error, cls):
+            return code
+    return 1
+
+
+def handle_errors(func: F) -> F:
+    """Turn remem errors into one line on stderr and the table's exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RememError as exc:
+            click.echo(f"remem: {exc.code}: {exc}", err=True)
+            sys.exit(exit_code(exc))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def note_line(note: Note) -> str:
+    where = note.scope.value + (f":{note.scope_id}" if note.scope_id else "")
+    flags = " pinned" if note.pinned else ""
+    status = "" if note.status.value == "active" else f" [{note.status.value}]"
+    text = note.text or "(forgotten)"
+    return (
+        f"{note.id}  {where:<28} {note.kind.value:<11} {note.basis.value:<8}{flags}{status}  {text}"
+    )
+
+
+def event_line(event: Event) -> str:
+    data = to_dict(event)
+    detail = {k: v for k, v in data.items() if k not in ("op", "v", "eid", "ts", "run_id")}
+    return f"{data['ts']}  {event.op:<10} {json.dumps(detail, ensure_ascii=False)}"
+
+
+class Ctx:
+    """The opened data directory, shared by subcommands."""
+
+    def __init__(self, data: str | None) -> None:
+        self.data = data
+        self._mem: Memory | None = None
+
+    @property
+    def mem(self) -> Memory:
+        if self._mem is None:
+            if not self.data:
+                raise InvalidInput(
+                    "no data directory: pass --data DIR or set REMEM_DATA "
+                    "(e.g. export REMEM_DATA=~/remem-data)"
+                )
+            self._mem = Memory.open(self.data)
+        return self._mem
+
+    def owner(self, agent: str) -> RunContext:
+        return RunContext.owner(agent)
+
+    def locate(self, note_id: str) -> tuple[RunContext, Note]:
+        """Find which agent holds ``note_id``."""
+        for agent in self.mem.agents():
+            ctx = self.owner(agent)
+            try:
+                return ctx, self.mem.get(ctx, note_id)
+            except NotFound:
+                continue
+        raise NotFound(f"no note {note_id} in any agent under {self.data}")
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--data",
+    envvar="REMEM_DATA",
+    metavar="DIR",
+    help="Data directory (default: $REMEM_DATA).",
+)
+@click.version_option(package_name="remem")
+@click.pass_context
+def main(click_ctx: click.Context, data: str | None) -> None:
+    """remem: governed interaction memory for AI agents (owner tools).
+
+    \b
+    Example:
+      remem --data ./remem-data ls --agent yuko
+    """
+    click_ctx.obj = Ctx(data)
+
+
+def register(module: Any) -> None:
+    """Commands live in remem.cli_* modules; each adds itself to ``main``."""
+
+
+from remem import cli_notes  # noqa: E402,F401  (registers commands)

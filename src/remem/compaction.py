@@ -1,0 +1,74 @@
+"""Compaction: physically remove the content of dead notes from the log.
+
+A note that is forgotten, rejected or expired loses every event that refers
+to it; one :class:`~remem.core.events.Erased` marker keeps its id, final status
+and event ids (so the audit trail says it existed and a retried write stays
+idempotent) but no content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from remem.core.events import Erased, Event, NoteEvent
+from remem.core.ids import new_id
+from remem.core.model import Status
+from remem.core.projection import State
+
+DEAD = frozenset({Status.FORGOTTEN, Status.REJECTED, Status.EXPIRED})
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReport:
+    """What compaction physically removed from one agent's data."""
+
+    agent: str
+    notes_erased: list[str] = field(default_factory=list)
+    events_before: int = 0
+    events_after: int = 0
+    files_removed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "notes_erased": list(self.notes_erased),
+            "events_before": self.events_before,
+            "events_after": self.events_after,
+            "files_removed": list(self.files_removed),
+        }
+
+
+def dead_notes(state: State, now: datetime) -> dict[str, Status]:
+    """Notes whose content must go: forgotten, rejected, or expired as of ``now``."""
+    out = {}
+    for note in state.notes.values():
+        status = note.effective_status(now)
+        if status in DEAD:
+            out[note.id] = status
+    return out
+
+
+def compact_events(
+    events: list[Event], dead: dict[str, Status], envelope: dict[str, Any]
+) -> list[Event]:
+    """The log without any event of a dead note, plus one ``Erased`` marker per dead note."""
+    kept: list[Event] = []
+    erased_eids: dict[str, list[str]] = {nid: [] for nid in dead}
+    for ev in events:
+        note_id = ev.note_id if isinstance(ev, NoteEvent) else None
+        if note_id in dead:
+            erased_eids[note_id].append(ev.eid)
+            continue
+        kept.append(ev)
+    for nid, status in dead.items():
+        kept.append(
+            Erased(
+                note_id=nid,
+                eids=tuple(erased_eids[nid]),
+                final_status=status.value,
+                **{**envelope, "eid": new_id("ev")},
+            )
+        )
+    return kept

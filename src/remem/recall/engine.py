@@ -1,0 +1,209 @@
+"""The recall pipeline (DESIGN §6): scopes → candidates → filters → dedupe → rank → budget
+→ render → trace. Every candidate that is not selected gets exactly one reason code."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from remem.context import RunContext, RunKind
+from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_text
+from remem.core.projection import ScopeKey, State
+from remem.policy.config import Limits
+from remem.recall.rank import Ranked, preference_key, rank
+from remem.recall.relevance import relevance
+from remem.recall.render import note_line, render
+from remem.recall.scopes import current_keys, eligible_scopes
+from remem.recall.trace import Trace
+
+if TYPE_CHECKING:
+    from remem.agentlog import AgentLog
+
+_STATUS_REASON = {
+    Status.DISABLED: "disabled",
+    Status.PENDING: "pending",
+    Status.UNVERIFIED: "unverified",
+    Status.SUPERSEDED: "superseded",
+    Status.EXPIRED: "expired",
+}
+_DEAD = (Status.FORGOTTEN, Status.REJECTED)
+
+
+@dataclass(frozen=True, slots=True)
+class Recall:
+    """What one run receives: notes (best first), the rendered block, and the rules."""
+
+    notes: list[Note]
+    text: str
+    run_id: str
+    retrieval: str
+    rules: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallPolicy:
+    """What the policy layers decided for this run's recall."""
+
+    limits: Limits
+    cross_channel_users: frozenset[str] = frozenset()
+    no_inferred_users: frozenset[str] = frozenset()
+
+
+def _reason(
+    note: Note, ctx: RunContext, policy: RecallPolicy, now: datetime, kinds: frozenset[Kind]
+) -> str | None:
+    status = note.effective_status(now)
+    if status is not Status.ACTIVE:
+        return _STATUS_REASON.get(status, status.value)
+    if not policy.limits.enabled:
+        return "memory_off"
+    if note.kind not in kinds:
+        return "kind_not_allowed"
+    if note.scope is Scope.USER and ctx.kind is not RunKind.OWNER:
+        if ctx.kind is RunKind.GROUP and not policy.limits.group_user_recall:
+            return "private_in_group"
+        source_channel = note.source.channel_id
+        if source_channel is not None and source_channel != ctx.channel:
+            allowed = policy.limits.cross_channel_user_recall or (
+                note.scope_id in policy.cross_channel_users
+            )
+            if not allowed:
+                return "cross_channel"
+    return None
+
+
+def filter_candidates(
+    candidates: Sequence[Note], ctx: RunContext, policy: RecallPolicy, now: datetime
+) -> tuple[list[Note], list[tuple[str, str]]]:
+    """Split candidates into those that may be shown and (id, reason) exclusions."""
+    kept, excluded = [], []
+    kinds = policy.limits.kinds
+    for note in candidates:
+        reason = _reason(note, ctx, policy, now, kinds)
+        if reason is None:
+            kept.append(note)
+        else:
+            excluded.append((note.id, reason))
+    return kept, excluded
+
+
+def collapse(
+    notes: Sequence[Note], current: frozenset[ScopeKey]
+) -> tuple[list[Note], list[tuple[str, str]]]:
+    """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``)."""
+    order = sorted(notes, key=lambda n: preference_key(n, current))
+    seen_text: set[str] = set()
+    seen_subject: set[str] = set()
+    kept, excluded = [], []
+    for note in order:
+        key = normalize_text(note.text)
+        if key in seen_text:
+            excluded.append((note.id, "duplicate"))
+            continue
+        seen_text.add(key)
+        if note.subject is not None:
+            if note.subject in seen_subject:
+                excluded.append((note.id, "overridden"))
+                continue
+            seen_subject.add(note.subject)
+        kept.append(note)
+    return kept, excluded
+
+
+def apply_budget(
+    ranked: Sequence[Ranked], max_notes: int, max_chars: int
+) -> tuple[list[Ranked], list[tuple[str, str]], int]:
+    """Take notes in rank order within the note and character budgets."""
+    chosen: list[Ranked] = []
+    excluded = []
+    used = 0
+    for item in ranked:
+        if len(chosen) >= max_notes:
+            excluded.append((item.note.id, "over_note_limit"))
+            continue
+        cost = len(note_line(len(chosen) + 1, item.note)) + 1
+        if used + cost > max_chars:
+            excluded.append((item.note.id, "over_char_budget"))
+            continue
+        chosen.append(item)
+        used += cost
+    return chosen, excluded, used
+
+
+def run_recall(
+    agent: AgentLog,
+    ctx: RunContext,
+    query: str,
+    *,
+    policy: RecallPolicy,
+    now: datetime,
+    max_chars: int | None,
+    tag: str | None,
+    rules: str,
+) -> Recall:
+    """Run the pipeline and append the trace; see the module docstring."""
+    state = agent.sync()
+    keys = eligible_scopes(ctx, state)
+    candidates = _candidates(state, keys, tag)
+    allowed, excluded = filter_candidates(candidates, ctx, policy, now)
+    current = current_keys(ctx)
+    unique, collapsed = collapse(allowed, current)
+    excluded.extend(collapsed)
+    scores, mode = relevance(agent.lexical, state, keys, query)
+    ranked = rank(unique, scores, current=current, now=now, has_query=bool(query.strip()))
+    limits = policy.limits
+    char_limit = (
+        limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)
+    )
+    chosen, over, used = apply_budget(ranked, limits.recall_max_notes, char_limit)
+    excluded.extend(over)
+    notes = [r.note for r in chosen]
+    text = render(notes)
+    trace = Trace(
+        run_id=ctx.run_id,
+        agent=ctx.agent,
+        ts=format_ts(now),
+        run_kind=ctx.kind.value,
+        actor=ctx.actor,
+        role=ctx.role.value,
+        channel=ctx.channel,
+        query=query,
+        retrieval=mode,
+        scopes=[k[0].value + (f":{k[1]}" if k[1] else "") for k in keys],
+        candidates=[n.id for n in candidates],
+        selected=[(r.note.id, r.score) for r in chosen],
+        excluded=excluded,
+        budget={
+            "max_notes": limits.recall_max_notes,
+            "max_chars": char_limit,
+            "used_notes": len(notes),
+            "used_chars": used,
+        },
+        text_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        text_len=len(text),
+    )
+    agent.traces.append(trace.to_dict())
+    return Recall(
+        notes=notes,
+        text=text,
+        run_id=ctx.run_id,
+        retrieval=mode,
+        rules=rules,
+        scores={r.note.id: r.score for r in chosen},
+    )
+
+
+def _candidates(state: State, keys: Sequence[ScopeKey], tag: str | None) -> list[Note]:
+    out = []
+    for scope, scope_id in keys:
+        for note in state.in_scope(scope, scope_id):
+            if note.status in _DEAD:
+                continue
+            if tag is not None and tag not in note.tags:
+                continue
+            out.append(note)
+    return out

@@ -1,0 +1,91 @@
+"""Recall traces: what a run was shown and why, stored as ids, scores and reasons (no text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """One stored recall. ``excluded`` pairs each unselected candidate with its reason code."""
+
+    run_id: str
+    agent: str
+    ts: str
+    run_kind: str
+    actor: str | None
+    role: str
+    channel: str | None
+    query: str
+    retrieval: str
+    scopes: list[str]
+    candidates: list[str]
+    selected: list[tuple[str, float]]
+    excluded: list[tuple[str, str]]
+    budget: dict[str, int] = field(default_factory=dict)
+    text_sha256: str = ""
+    text_len: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "recall",
+            "run_id": self.run_id,
+            "agent": self.agent,
+            "ts": self.ts,
+            "run_kind": self.run_kind,
+            "actor": self.actor,
+            "role": self.role,
+            "channel": self.channel,
+            "query": self.query,
+            "retrieval": self.retrieval,
+            "scopes": list(self.scopes),
+            "candidates": list(self.candidates),
+            "selected": [[i, round(s, 6)] for i, s in self.selected],
+            "excluded": [[i, r] for i, r in self.excluded],
+            "budget": dict(self.budget),
+            "text_sha256": self.text_sha256,
+            "text_len": self.text_len,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        return cls(
+            run_id=data["run_id"],
+            agent=data["agent"],
+            ts=data["ts"],
+            run_kind=data["run_kind"],
+            actor=data.get("actor"),
+            role=data.get("role", ""),
+            channel=data.get("channel"),
+            query=data.get("query", ""),
+            retrieval=data.get("retrieval", ""),
+            scopes=list(data.get("scopes", [])),
+            candidates=list(data.get("candidates", [])),
+            selected=[(str(i), float(s)) for i, s in data.get("selected", [])],
+            excluded=[(str(i), str(r)) for i, r in data.get("excluded", [])],
+            budget=dict(data.get("budget", {})),
+            text_sha256=data.get("text_sha256", ""),
+            text_len=int(data.get("text_len", 0)),
+        )
+
+    def visible_to(self, allowed: set[str]) -> Trace:
+        """The same trace restricted to note ids in ``allowed``."""
+        return Trace(
+            run_id=self.run_id,
+            agent=self.agent,
+            ts=self.ts,
+            run_kind=self.run_kind,
+            actor=self.actor,
+            role=self.role,
+            channel=self.channel,
+            query=self.query,
+            retrieval=self.retrieval,
+            scopes=self.scopes,
+            candidates=[i for i in self.candidates if i in allowed],
+            selected=[(i, s) for i, s in self.selected if i in allowed],
+            excluded=[(i, r) for i, r in self.excluded if i in allowed],
+            budget=self.budget,
+            text_sha256=self.text_sha256,
+            text_len=self.text_len,
+        )
