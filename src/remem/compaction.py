@@ -8,13 +8,13 @@ idempotent) but no content.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from remem.core.events import Erased, Event, NoteEvent
 from remem.core.ids import new_id
-from remem.core.model import Status
+from remem.core.model import Note, Status
 from remem.core.projection import State
 
 DEAD = frozenset({Status.FORGOTTEN, Status.REJECTED, Status.EXPIRED})
@@ -40,11 +40,11 @@ class CompactionReport:
         }
 
 
-def dead_notes(state: State, now: datetime) -> dict[str, Status]:
-    """Notes whose content must go: forgotten, rejected, or expired as of ``now``."""
+def dead_notes(state: State, status_of: Callable[[Note], Status]) -> dict[str, Status]:
+    """Notes whose content must go: forgotten, rejected, or expired (per ``status_of``)."""
     out = {}
     for note in state.notes.values():
-        status = note.effective_status(now)
+        status = status_of(note)
         if status in DEAD:
             out[note.id] = status
     return out

@@ -9,11 +9,12 @@ actor and source from the envelope → durable append → projection → receipt
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from remem import governance
 from remem.agentlog import AgentLog
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import (
@@ -44,13 +45,15 @@ from remem.core.model import (
 from remem.core.projection import State
 from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
 from remem.policy.authz import Action, Decision, Target, decide
-from remem.policy.config import DEFAULT_LIMITS, Limits
+from remem.policy.book import PolicyBook
+from remem.policy.config import Limits
 from remem.policy.guard import check_note_text
 from remem.store.base import Backend
 from remem.store.open import open_backend
 
 if TYPE_CHECKING:
     from remem.compaction import CompactionReport
+    from remem.governance import PolicyChange
     from remem.prompt import Prompt
     from remem.recall.engine import Recall, RecallPolicy
     from remem.recall.trace import Trace
@@ -67,6 +70,8 @@ class Memory:
     def __init__(self, backend: Backend, *, clock: Clock | None = None) -> None:
         self.backend = backend
         self.clock: Clock = clock or utcnow
+        self._book = PolicyBook(backend)
+        self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
 
     @classmethod
@@ -96,10 +101,6 @@ class Memory:
 
     def _state(self, ctx: RunContext) -> State:
         return self._agent(ctx).sync()
-
-    def limits(self, ctx: RunContext, channel: str | None = None) -> Limits:
-        """The limits in force for this context (policy layers refine this)."""
-        return DEFAULT_LIMITS
 
     def _decide(self, ctx: RunContext, state: State, action: Action, target: Target) -> Decision:
         steward = False
@@ -143,6 +144,67 @@ class Memory:
             "run_id": ctx.run_id,
             "channel": ctx.channel,
         }
+
+    # -- policy and review (see remem.governance) --------------------------------------
+
+    def limits(self, ctx: RunContext, channel: str | None = None) -> Limits:
+        """The merged admin → agent (→ channel) limits for ``ctx``'s agent."""
+        return governance.limits(self, ctx, channel)
+
+    def effective_policy(self, ctx: RunContext) -> dict[str, Any]:
+        """Each effective value with the layer it came from, plus clamps and warnings."""
+        return governance.effective_policy(self, ctx)
+
+    def set_channel_policy(self, ctx: RunContext, channel: str, **settings: Any) -> PolicyChange:
+        """Set a channel's policy (admins or its stewards; ``stewards=`` admins only).
+
+        Keys: ``memory`` (bool), ``inferred`` (auto|review|off|evidence:N), ``kinds``,
+        ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``stewards``.
+        A value looser than a wider layer is clamped; the result's notices say so.
+        """
+        return governance.set_channel_policy(self, ctx, channel, **settings)
+
+    def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]:
+        """The stored settings of one channel."""
+        return governance.channel_policy(self, ctx, channel)
+
+    def set_my_preferences(
+        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+    ) -> PolicyChange:
+        """The speaker's choices about memory of themselves; effective immediately."""
+        return governance.set_my_preferences(
+            self, ctx, inferred=inferred, cross_channel=cross_channel
+        )
+
+    def pending(self, ctx: RunContext) -> builtins.list[Note]:
+        """Notes awaiting review that ``ctx`` may review (a person: those about them)."""
+        return governance.pending(self, ctx)
+
+    def approve(self, ctx: RunContext, note_id: str) -> Note:
+        """Confirm a pending or unverified note."""
+        return governance.review(self, ctx, note_id, approve=True)
+
+    def reject(self, ctx: RunContext, note_id: str) -> Note:
+        """Refuse a pending or unverified note; it is never recalled."""
+        return governance.review(self, ctx, note_id, approve=False)
+
+    def _check_write_policy(
+        self,
+        ctx: RunContext,
+        text: str,
+        kind: Kind,
+        basis: Basis,
+        limits: Limits,
+        scope: Scope,
+        scope_id: str | None,
+    ) -> None:
+        governance.screen_write(self, ctx, text, kind, basis, limits, scope, scope_id)
+
+    def _initial_status(self, ctx: RunContext, state: State, plan: RememberPlan) -> Status:
+        return governance.initial_status(self, ctx, state, plan)
+
+    def _evidence_events(self, ctx: RunContext, note: Note, limits: Limits) -> builtins.list[Event]:
+        return governance.evidence_events(self, ctx, note, limits)
 
     # -- writes --------------------------------------------------------------------
 
@@ -336,13 +398,24 @@ class Memory:
         notes = self._listable(ctx, state, scope, scope_id)
         out = []
         for note in notes:
-            if want is not None and note.effective_status(now) is not want:
+            if want is not None and self.status_of(ctx, note, now) is not want:
                 continue
             if tag is not None and tag not in note.tags:
                 continue
             out.append(note)
         out.sort(key=lambda n: n.id)
         return out
+
+    def status_of(self, ctx: RunContext, note: Note, now: datetime | None = None) -> Status:
+        """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
+        now = now or self.clock()
+        status = note.effective_status(now)
+        if status is Status.ACTIVE:
+            channel = note.scope_id if note.scope is Scope.CHANNEL else None
+            days = self.limits(ctx, channel).retention_days
+            if days is not None and note.said_at + timedelta(days=days) <= now:
+                return Status.EXPIRED
+        return status
 
     def _listable(
         self, ctx: RunContext, state: State, scope: Scope | str | None, scope_id: str | None
@@ -384,7 +457,8 @@ class Memory:
         counts: dict[str, Any] = {}
 
         def build(state: State, events: builtins.list[Event]) -> builtins.list[Event]:
-            dead = dead_notes(state, self.clock())
+            now = self.clock()
+            dead = dead_notes(state, lambda note: self.status_of(ctx, note, now))
             kept = compact_events(events, dead, self._envelope(ctx))
             counts.update(erased=sorted(dead), before=len(events), after=len(kept))
             return kept
@@ -492,7 +566,15 @@ class Memory:
         cross = frozenset(
             user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is True
         )
-        return RecallPolicy(limits=self.limits(ctx, ctx.channel), cross_channel_users=cross)
+        refused = frozenset(
+            user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is False
+        )
+        return RecallPolicy(
+            limits=self.limits(ctx, ctx.channel),
+            cross_channel_users=cross,
+            cross_channel_refused=refused,
+            retention_days_agent=self.limits(ctx).retention_days,
+        )
 
     # -- rules ---------------------------------------------------------------------------
 
@@ -569,17 +651,3 @@ class Memory:
     @staticmethod
     def _parse_time(value: datetime | str | None, what: str) -> datetime | None:
         return parse_ts(value, what)
-
-    def _check_write_policy(
-        self, ctx: RunContext, text: str, kind: Kind, basis: Basis, limits: Limits
-    ) -> None:
-        from remem.writes import check_write_policy
-
-        check_write_policy(text, kind, limits)
-
-    def _initial_status(self, ctx: RunContext, state: State, plan: RememberPlan) -> Status:
-        return Status.ACTIVE
-
-
-def _kinds_text(kinds: Sequence[Kind]) -> str:
-    return ", ".join(sorted(k.value for k in kinds))

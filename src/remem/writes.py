@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
-from remem.core.model import Basis, Kind, Scope, Source, parse_enum
+from remem.core.model import LIVE_STATUSES, Basis, Kind, Scope, Source, parse_enum
 from remem.core.projection import State
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.policy.authz import Action, Target
@@ -107,8 +107,12 @@ class RememberPlan:
         """Events for this request against the current state, and the id of the note."""
         same = mem._same(state, self.scope, self.scope_id, self.text)
         if same is not None:
-            return mem._reinforce(ctx, same, self.source), same.id
-        count = len(state.scopes.get((self.scope, self.scope_id), ()))
+            events = mem._reinforce(ctx, same, self.source)
+            events += mem._evidence_events(ctx, same, self.limits)
+            return events, same.id
+        count = sum(
+            1 for n in state.in_scope(self.scope, self.scope_id) if n.status in LIVE_STATUSES
+        )
         if count >= self.limits.max_notes_per_scope:
             raise Rejected(
                 f"this {self.scope.value} scope already holds {count} notes, the limit is "
@@ -170,7 +174,7 @@ def plan_remember(
             rule="procedure_admin_only",
         )
     limits = mem.limits(ctx, ctx.channel)
-    mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits)
+    mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id)
     if subject is not None and not _SUBJECT.match(subject):
         raise InvalidInput(
             f"subject {subject!r} is not allowed: use lowercase dotted keys like 'user.language'"

@@ -17,7 +17,7 @@ class Limits:
     kinds: frozenset[Kind] = field(default_factory=lambda: ALL_KINDS)
     inferred: str = "review"  # auto | review | off | evidence:N
     agent_writes: str = "auto"  # auto | review  (agent-scope writes by system principals)
-    cross_channel_user_recall: bool = False
+    cross_channel_user_recall: str = "opt_in"  # on | opt_in | off
     group_user_recall: bool = False
     max_note_chars: int = 500
     max_notes_per_scope: int = 10_000

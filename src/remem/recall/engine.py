@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from remem.context import RunContext, RunKind
@@ -50,6 +50,15 @@ class RecallPolicy:
 
     limits: Limits
     cross_channel_users: frozenset[str] = frozenset()
+    cross_channel_refused: frozenset[str] = frozenset()
+    #: retention of agent-wide and user notes (channel notes use ``limits.retention_days``)
+    retention_days_agent: int | None = None
+
+    def retention_for(self, note: Note) -> int | None:
+        if note.scope is Scope.CHANNEL:
+            return self.limits.retention_days
+        return self.retention_days_agent
+
     no_inferred_users: frozenset[str] = frozenset()
 
 
@@ -57,6 +66,9 @@ def _reason(
     note: Note, ctx: RunContext, policy: RecallPolicy, now: datetime, kinds: frozenset[Kind]
 ) -> str | None:
     status = note.effective_status(now)
+    days = policy.retention_for(note)
+    if status is Status.ACTIVE and days is not None and note.said_at + timedelta(days=days) <= now:
+        status = Status.EXPIRED
     if status is not Status.ACTIVE:
         return _STATUS_REASON.get(status, status.value)
     if not policy.limits.enabled:
@@ -68,12 +80,21 @@ def _reason(
             return "private_in_group"
         source_channel = note.source.channel_id
         if source_channel is not None and source_channel != ctx.channel:
-            allowed = policy.limits.cross_channel_user_recall or (
-                note.scope_id in policy.cross_channel_users
-            )
+            allowed = _cross_channel_allowed(policy, note.scope_id)
             if not allowed:
                 return "cross_channel"
     return None
+
+
+def _cross_channel_allowed(policy: RecallPolicy, user: str | None) -> bool:
+    """Admin ``off`` forbids it; ``on`` allows unless the person refused; ``opt_in`` needs
+    the person's consent."""
+    mode = policy.limits.cross_channel_user_recall
+    if mode == "off" or user is None:
+        return False
+    if mode == "on":
+        return user not in policy.cross_channel_refused
+    return user in policy.cross_channel_users
 
 
 def filter_candidates(

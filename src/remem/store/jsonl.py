@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from remem.core.events import Event, encode, from_dict, seal
+from remem.core.events import Erased, Event, encode, from_dict, seal
 from remem.errors import InvalidInput, NotFound, StoreError
 from remem.store.base import Batch, TornTail
 from remem.store.sealed import SealedFile
@@ -78,9 +78,15 @@ class JsonlEventLog:
         fresh = []
         for ev in events:
             if ev.eid not in self._eids:
-                self._eids.add(ev.eid)
+                self._remember_eids(ev)
                 fresh.append(ev)
         return Batch(fresh, reset)
+
+    def _remember_eids(self, ev: Event) -> None:
+        self._eids.add(ev.eid)
+        if isinstance(ev, Erased):
+            # Compaction removed these events; a late retry of one must not bring it back.
+            self._eids.update(ev.eids)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[_Txn]:
@@ -96,12 +102,15 @@ class JsonlEventLog:
                 todo.append(ev)
         if todo:
             self._file.append([encode(ev) for ev in todo])
-            self._eids.update(seen)
+            for ev in todo:
+                self._remember_eids(ev)
         return todo
 
     def _rewrite(self, events: Sequence[Event]) -> None:
         self._file.rewrite([encode(ev) for ev in events])
-        self._eids = {ev.eid for ev in events}
+        self._eids = set()
+        for ev in events:
+            self._remember_eids(ev)
 
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
@@ -169,6 +178,7 @@ class JsonlBackend:
         self._check_root()
         self._logs: dict[str, JsonlEventLog] = {}
         self._traces: dict[str, JsonlTraceLog] = {}
+        self._policy: tuple[tuple[int, int, int], tuple[str, str]] | None = None
 
     def _check_root(self) -> None:
         root = self.root
@@ -239,12 +249,22 @@ class JsonlBackend:
     def policy_source(self) -> tuple[str, str] | None:
         path = self.root / "remem.toml"
         try:
-            data = path.read_bytes()
+            st = os.stat(path)
         except FileNotFoundError:
+            self._policy = None
             return None
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._policy is not None and self._policy[0] == stamp:
+            return self._policy[1]
+        try:
+            data = path.read_bytes()
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {exc.strerror}") from None
-        return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+        if len(data) > 1_000_000:
+            raise StoreError(f"{path} is larger than 1 MB; it cannot be a policy file")
+        source = (data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest())
+        self._policy = (stamp, source)
+        return source
 
     def trash_agent(self, agent: str) -> str:
         src = self.agent_dir(agent)

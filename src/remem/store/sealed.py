@@ -115,8 +115,8 @@ class SealedFile(Generic[T]):
             self._lineno += 1
             where = f"{self.path} line {self._lineno}"
             try:
-                record = self._parse(unseal(line, where), where) if line else None
-                if record is None:
+                data = unseal(line, where) if line else None
+                if data is None:
                     raise CorruptLog(f"{where}: empty line; the log is damaged")
             except CorruptLog as exc:
                 if bad is None:
@@ -127,7 +127,9 @@ class SealedFile(Generic[T]):
                     f"{bad[1]} (a valid line follows it, so this is not an interrupted "
                     "write; restore the file from a backup or move the damaged line out)"
                 )
-            records.append(record)
+            # The checksum holds, so this line was written whole: if it does not parse
+            # it is not a torn write and must never be cut as one. Fail closed here.
+            records.append(self._parse(data, where))
             self._offset += len(line) + 1
         if bad is not None:
             # Trailing bad lines stay unconsumed; the next writer cuts them as a torn tail.
@@ -154,8 +156,11 @@ class SealedFile(Generic[T]):
     @contextlib.contextmanager
     def locked(self) -> Iterator[tuple[list[T], bool]]:
         """Exclusive writer lock; yields (records others appended, reset), after tail repair."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             records, reset = self.read_new()
@@ -171,26 +176,49 @@ class SealedFile(Generic[T]):
             return
         if size <= self._offset:
             return
-        with open(self.path, "r+b") as fh:
-            fh.seek(self._offset)
-            torn = fh.read()
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-            aside = self.path.with_name(f"{self.path.name}.torn-{stamp}-{os.getpid()}")
-            aside.write_bytes(torn)
-            fh.truncate(self._offset)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with open(self.path, "r+b") as fh:
+                fh.seek(self._offset)
+                torn = fh.read()
+                aside = self._save_aside(torn)
+                fh.truncate(self._offset)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise StoreError(
+                f"cannot repair the torn tail of {self.path}: {exc.strerror or exc}"
+            ) from None
         self.repairs.append(TornTail(str(self.path), str(aside), len(torn)))
+
+    def _save_aside(self, torn: bytes) -> Path:
+        """Save the cut bytes durably in a new ``<file>.torn-<time>-<pid>[-n]``."""
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        base = f"{self.path.name}.torn-{stamp}-{os.getpid()}"
+        for n in range(1000):
+            aside = self.path.with_name(base if n == 0 else f"{base}-{n}")
+            try:
+                fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            try:
+                view = memoryview(torn)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            _fsync_dir(self.path.parent)
+            return aside
+        raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
 
     def append(self, lines: list[bytes]) -> None:
         """Append sealed lines (call inside :meth:`locked`); durable before returning."""
-        if self._failed:
-            raise StoreError(
-                f"{self.path} refuses writes after a failed fsync ({self._failed}); "
-                "reopen the store to continue"
-            )
+        self._check_writable()
         data = b"".join(lines)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.path} for writing: {exc.strerror}") from None
         try:
             self._write_all(fd, data)
             if self._durable:
@@ -201,6 +229,13 @@ class SealedFile(Generic[T]):
             self._reopen()
         self._offset += len(data)
         self._lineno += len(lines)
+
+    def _check_writable(self) -> None:
+        if self._failed:
+            raise StoreError(
+                f"{self.path} refuses writes after a failed fsync ({self._failed}); "
+                "reopen the store to continue"
+            )
 
     def _write_all(self, fd: int, data: bytes) -> None:
         view = memoryview(data)
@@ -225,19 +260,24 @@ class SealedFile(Generic[T]):
 
     def rewrite(self, lines: list[bytes]) -> None:
         """Atomically replace the file (call inside :meth:`locked`)."""
+        self._check_writable()
         tmp = self.path.with_name(self.path.name + ".compact")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            self._write_all(fd, b"".join(lines))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                data = b"".join(lines)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+            _fsync_dir(self.path.parent)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise StoreError(f"cannot rewrite {self.path}: {exc.strerror or exc}") from None
         self._reopen()
         self._offset = os.fstat(self._fd).st_size if self._fd is not None else 0
         self._lineno = len(lines)
@@ -249,3 +289,12 @@ class SealedFile(Generic[T]):
 
     def close(self) -> None:
         self._close_fd()
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a directory's entries (a new or renamed file) durable."""
+    dir_fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
