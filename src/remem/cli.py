@@ -140,8 +140,5 @@ def main(click_ctx: click.Context, data: str | None) -> None:
     click_ctx.obj = Ctx(data)
 
 
-def register(module: Any) -> None:
-    """Commands live in remem.cli_* modules; each adds itself to ``main``."""
-
-
-from remem import cli_notes  # noqa: E402,F401  (registers commands)
+# Commands live in remem.cli_* modules; importing one adds its commands to ``main``.
+from remem import cli_notes, cli_recall, cli_tools  # noqa: E402,F401

@@ -133,6 +133,20 @@ class Note:
             return Status.EXPIRED
         return self.status
 
+    @property
+    def receipt(self) -> str:
+        """The notice a host shows with its reply when this note was written: no silent writes."""
+        if self.status is Status.PENDING:
+            return (
+                "I'd like to remember this, once it is reviewed. "
+                "Ask \"what do you remember about me?\" to see it."
+            )
+        if self.status is Status.UNVERIFIED:
+            return "Noted as unverified, pending an admin's review."
+        if self.evidence > 1:
+            return "Noted again — I already remembered that. Ask \"what do you remember about me?\""
+        return "Noted — ask \"what do you remember about me?\" to see or change what I remember."
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (used by ``--json`` and adapters)."""
         return {
