@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from remem import governance
 from remem.agentlog import AgentLog
+from remem.commands.intents import CommandRecognizer
+from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import (
     Corrected,
@@ -52,6 +54,7 @@ from remem.store.base import Backend
 from remem.store.open import open_backend
 
 if TYPE_CHECKING:
+    from remem.commands.execute import Reply
     from remem.compaction import CompactionReport
     from remem.governance import PolicyChange
     from remem.prompt import Prompt
@@ -71,6 +74,7 @@ class Memory:
         self.backend = backend
         self.clock: Clock = clock or utcnow
         self._book = PolicyBook(backend)
+        self.recognizer: CommandRecognizer = RuleRecognizer()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
 
@@ -605,6 +609,17 @@ class Memory:
                 reason="too_long",
             )
         self.backend.write_rule(ctx.agent, name, content)
+
+    # -- conversation ----------------------------------------------------------------
+
+    def command(self, ctx: RunContext, text: str) -> Reply | None:
+        """Carry out a memory command said in conversation ("forget that", "what do you
+        remember about me?"); ``None`` when ``text`` is not a memory command."""
+        from remem.commands.execute import run_command
+
+        if not isinstance(text, str):
+            raise InvalidInput("text must be a string")
+        return run_command(self, ctx, text, self.recognizer)
 
     def agents(self) -> builtins.list[str]:
         """Agents that have a log in this data location."""

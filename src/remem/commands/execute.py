@@ -1,0 +1,231 @@
+"""Carrying out recognized memory commands through the same governed actions.
+
+:func:`run_command` resolves what "that" and "me" mean from the trusted
+envelope (the speaker, the channel, the speaker's last write or last recall)
+and calls the ordinary :class:`~remem.service.Memory` methods, so every
+command is authorized exactly like the API call it stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from remem.commands.intents import CommandRecognizer, Intent, IntentKind
+from remem.context import RunContext
+from remem.core.model import LIVE_STATUSES, Kind, Note, Scope, Status
+from remem.errors import RememError
+
+if TYPE_CHECKING:
+    from remem.service import Memory
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to tell the person (``text``) and notices the host shows with its reply."""
+
+    text: str
+    intent: IntentKind
+    notices: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def _quote(note: Note) -> str:
+    return f'"{note.text}" [{note.id}]'
+
+
+def last_written(mem: Memory, ctx: RunContext) -> Note | None:
+    """The newest live note this speaker wrote in this conversation."""
+    state = mem._state(ctx)
+    best = None
+    for note in state.notes.values():
+        if (
+            note.created_by == ctx.actor
+            and note.source.channel_id == ctx.channel
+            and note.status in LIVE_STATUSES
+            and (best is None or note.id > best.id)
+        ):
+            best = note
+    return best
+
+
+def last_used(mem: Memory, ctx: RunContext) -> tuple[str | None, list[Note]]:
+    """The speaker's last recall in this channel: its run id and the notes they may see."""
+    agent = mem._agent(ctx)
+    for record in reversed(agent.traces.all()):
+        if record.get("actor") == ctx.actor and record.get("channel") == ctx.channel:
+            run_id = str(record.get("run_id"))
+            trace = mem.explain(ctx, run_id)
+            state = agent.state
+            return run_id, [state.notes[i] for i, _ in trace.selected if i in state.notes]
+    return None, []
+
+
+def _target(mem: Memory, ctx: RunContext) -> Note | None:
+    """ "That" note: the speaker's last write here, else the first changeable note just used."""
+    written = last_written(mem, ctx)
+    if written is not None:
+        return written
+    _, used = last_used(mem, ctx)
+    for note in used:
+        if note.scope is Scope.USER and note.scope_id == ctx.actor:
+            return note
+    return None
+
+
+def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    from remem.formation.classify import Category, RuleClassifier
+
+    items = RuleClassifier().classify(intent.payload).memories
+    item = items[0] if items else None
+    text = item.statement if item is not None else intent.payload
+    kind = item.kind if item is not None and item.kind is not None else Kind.FACT
+    scope: Scope | None = Scope.CHANNEL if intent.scope_hint == "channel" else None
+    if item is not None and item.category is Category.CHANNEL:
+        scope = Scope.CHANNEL
+    if item is not None and item.category is Category.OPERATIONAL and not ctx.role.is_admin:
+        kind = Kind.FACT  # a member's operational claim is at most their own note
+    elif item is not None and item.category is Category.OPERATIONAL:
+        scope = Scope.AGENT
+    note = mem.remember(
+        ctx, text, scope=scope, kind=kind, subject=item.subject if item else None, basis="explicit"
+    )
+    return Reply(f"Noted: {_quote(note)}", intent.kind, [note.receipt], [note])
+
+
+def _scope_to_channel(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    note = last_written(mem, ctx)
+    if note is None:
+        return Reply("I haven't written anything for you here to move.", intent.kind)
+    moved = mem.move(ctx, note.id, scope=Scope.CHANNEL)
+    return Reply(
+        f"Done — {_quote(moved)} now applies only to this channel.",
+        intent.kind,
+        ["Memory changed: moved to this channel."],
+        [moved],
+    )
+
+
+def _list_about_me(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    notes = mem.list(ctx, scope=Scope.USER, scope_id=ctx.actor)
+    pending = [n for n in mem.pending(ctx) if n.scope is Scope.USER and n.scope_id == ctx.actor]
+    if not notes and not pending:
+        return Reply("I don't remember anything about you.", intent.kind)
+    lines = [f"- {_quote(n)}" for n in notes]
+    lines += [f"- (awaiting your review) {_quote(n)}" for n in pending]
+    text = "Here is what I remember about you:\n" + "\n".join(lines)
+    return Reply(text, intent.kind, [], notes + pending)
+
+
+def _correct(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    note = _target(mem, ctx)
+    if note is None:
+        return _remember(mem, ctx, intent)
+    from remem.formation.classify import RuleClassifier
+
+    items = RuleClassifier().classify(intent.payload).memories
+    text = items[0].statement if items else intent.payload
+    fixed = mem.correct(ctx, note.id, text)
+    return Reply(
+        f"Corrected: {_quote(fixed)}", intent.kind, ["Memory changed: corrected."], [fixed]
+    )
+
+
+def _disable(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    note = _target(mem, ctx)
+    if note is None:
+        return Reply(
+            "I can't tell which note you mean; ask what I remember about you.", intent.kind
+        )
+    off = mem.disable(ctx, note.id)
+    return Reply(
+        f"Thanks — I've stopped using {_quote(off)}. You can correct or forget it.",
+        intent.kind,
+        ["Memory changed: disabled."],
+        [off],
+    )
+
+
+def _forget_last(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    note = _target(mem, ctx)
+    if note is None:
+        return Reply("There is nothing recent to forget here.", intent.kind)
+    gone = mem.forget(ctx, note.id)
+    return Reply("Forgotten.", intent.kind, ["Memory changed: forgotten."], [gone])
+
+
+def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    notes = mem.list(ctx, scope=Scope.USER, scope_id=ctx.actor, status=None)
+    gone = [
+        mem.forget(ctx, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
+    ]
+    return Reply(
+        f"I've forgotten everything I remembered about you ({len(gone)} notes).",
+        intent.kind,
+        [f"Memory changed: {len(gone)} notes forgotten."],
+        gone,
+    )
+
+
+def _preference(key: str, value: bool, text: str) -> Callable[[Memory, RunContext, Intent], Reply]:
+    def run(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+        change = mem.set_my_preferences(ctx, **{key: value})
+        return Reply(text, intent.kind, ["Memory settings changed.", *change.notices])
+
+    return run
+
+
+def _which_used(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+    run_id, notes = last_used(mem, ctx)
+    if run_id is None:
+        return Reply("I haven't used any memories with you here yet.", intent.kind)
+    if not notes:
+        return Reply(f"I used no memories for that answer (run {run_id}).", intent.kind)
+    lines = "\n".join(f"- {_quote(n)}" for n in notes)
+    return Reply(f"For that answer I used:\n{lines}", intent.kind, [], notes)
+
+
+HANDLERS: dict[IntentKind, Callable[[Memory, RunContext, Intent], Reply]] = {
+    IntentKind.REMEMBER: _remember,
+    IntentKind.SCOPE_TO_CHANNEL: _scope_to_channel,
+    IntentKind.LIST_ABOUT_ME: _list_about_me,
+    IntentKind.CORRECT: _correct,
+    IntentKind.DISABLE: _disable,
+    IntentKind.FORGET_LAST: _forget_last,
+    IntentKind.FORGET_ALL_ABOUT_ME: _forget_all,
+    IntentKind.NO_CROSS_CHANNEL: _preference(
+        "cross_channel", False, "Understood — I won't use what I know about you in other channels."
+    ),
+    IntentKind.ALLOW_CROSS_CHANNEL: _preference(
+        "cross_channel", True, "Understood — I may use what I know about you in other channels."
+    ),
+    IntentKind.STOP_INFERRING: _preference(
+        "inferred", False, "Understood — I'll only remember what you explicitly ask me to."
+    ),
+    IntentKind.RESUME_INFERRING: _preference(
+        "inferred",
+        True,
+        "Understood — I may note things I infer about you again (you'll see them).",
+    ),
+    IntentKind.WHICH_USED: _which_used,
+}
+
+
+def run_command(
+    mem: Memory, ctx: RunContext, text: str, recognizer: CommandRecognizer
+) -> Reply | None:
+    """Recognize and carry out a memory command; ``None`` when ``text`` is not one.
+
+    A refusal (no personal scope, a secret, a denied scope) becomes a polite
+    reply that says why, rather than an exception the host must catch.
+    """
+    intent = recognizer.recognize(text)
+    if intent is None:
+        return None
+    if not ctx.has_personal_scope:
+        return Reply("Memory commands are only available to paired people.", intent.kind)
+    try:
+        return HANDLERS[intent.kind](mem, ctx, intent)
+    except RememError as exc:
+        return Reply(f"I couldn't do that: {exc}", intent.kind, [])
