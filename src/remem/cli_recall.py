@@ -3,6 +3,9 @@ reject, channel, reload."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
 
 from remem.cli import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
@@ -226,7 +229,7 @@ def _review_action(name: str, summary: str) -> None:
 _review_action("approve", "Approve a pending or unverified note.")
 _review_action("reject", "Reject a pending or unverified note.")
 
-_CHANNEL_SETTINGS = {
+_CHANNEL_SETTINGS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "memory": ("memory", lambda v: _on_off(v)),
     "memory-inferred": ("inferred", str),
     "memory-kinds": ("kinds", lambda v: [k.strip() for k in v.split(",") if k.strip()]),

@@ -15,6 +15,8 @@ from remem.core.events import Approved, ChannelPolicySet, Event, PreferencesSet,
 from remem.core.model import Basis, Kind, Note, Scope, Status
 from remem.core.projection import State
 from remem.errors import Denied, InvalidInput, Rejected
+from remem.formation.extract import LEARNED_RULE_TAG, append_learned_rule
+from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
 from remem.policy.config import Limits
 from remem.policy.guard import find_sensitive
@@ -255,7 +257,23 @@ def review(mem: Memory, ctx: RunContext, note_id: str, *, approve: bool) -> Note
                 rule="reviewer",
             )
         env = mem._envelope(ctx)
-        event = Approved(note_id=note.id, **env) if approve else Refused(note_id=note.id, **env)
-        return [event], note.id
+        if not approve:
+            return [Refused(note_id=note.id, **env)], note.id
+        events: list[Event] = [Approved(note_id=note.id, **env)]
+        if note.subject is not None and note.basis is Basis.EXPLICIT:
+            # Confirming a dated statement never retires a newer live value.
+            events += subject_rule(
+                state,
+                note_id=note.id,
+                scope=note.scope,
+                scope_id=note.scope_id,
+                subject=note.subject,
+                said_at=note.said_at,
+                envelope=mem._envelope(ctx),
+            )
+        return events, note.id
 
-    return agent.state.notes[agent.write(build)]
+    note = agent.state.notes[agent.write(build)]
+    if approve and LEARNED_RULE_TAG in note.tags and note.status is Status.ACTIVE:
+        append_learned_rule(mem, ctx, note.text)
+    return note

@@ -9,7 +9,7 @@ actor and source from the envelope → durable append → projection → receipt
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +46,7 @@ from remem.core.model import (
 )
 from remem.core.projection import State
 from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
+from remem.formation.classify import Classifier, RuleClassifier
 from remem.policy.authz import Action, Decision, Target, decide
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
@@ -56,6 +57,9 @@ from remem.store.open import open_backend
 if TYPE_CHECKING:
     from remem.commands.execute import Reply
     from remem.compaction import CompactionReport
+    from remem.core.projection import Revision
+    from remem.formation.consolidate import ConsolidationReport
+    from remem.formation.extract import LearnReport, Message
     from remem.governance import PolicyChange
     from remem.prompt import Prompt
     from remem.recall.engine import Recall, RecallPolicy
@@ -75,6 +79,7 @@ class Memory:
         self.clock: Clock = clock or utcnow
         self._book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = RuleRecognizer()
+        self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
 
@@ -609,6 +614,97 @@ class Memory:
                 reason="too_long",
             )
         self.backend.write_rule(ctx.agent, name, content)
+
+    # -- formation and belief revision (see remem.formation) ---------------------------
+
+    def learn(
+        self,
+        ctx: RunContext,
+        messages: Sequence[Message | dict[str, Any]],
+        *,
+        summary: str | None = None,
+    ) -> LearnReport:
+        """Learn from a conversation slice under each speaker's stored role (DESIGN §7)."""
+        from remem.formation.actions import learn
+
+        return learn(self, ctx, messages, self.classifier, summary=summary)
+
+    def relearn(
+        self, ctx: RunContext, archive: str | Path | Iterable[dict[str, Any]]
+    ) -> LearnReport:
+        """Learn from an archived session (admins); non-admin operational items → unverified."""
+        from remem.formation.actions import relearn
+
+        return relearn(self, ctx, archive, self.classifier)
+
+    def supersede(self, ctx: RunContext, old_id: str, new_id: str) -> Note:
+        """Retire ``old_id`` in favour of ``new_id`` by hand (a ``manual`` revision)."""
+        from remem.formation.actions import supersede
+
+        return supersede(self, ctx, old_id, new_id)
+
+    def revisions(self, ctx: RunContext) -> builtins.list[Revision]:
+        """Every retirement of a note ``ctx`` may see, as revision rows."""
+        from remem.formation.actions import revisions
+
+        return revisions(self, ctx)
+
+    def undo(self, ctx: RunContext, revision_id: str) -> Revision:
+        """Restore a retired note; the pair is vetoed from then on."""
+        from remem.formation.actions import undo
+
+        return undo(self, ctx, [revision_id])[0]
+
+    def undo_run(self, ctx: RunContext, run_id: str) -> builtins.list[Revision]:
+        """Undo every revision a run made."""
+        from remem.formation.actions import undo_run
+
+        return undo_run(self, ctx, run_id)
+
+    def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
+        """Merge live notes of one scope that say the same thing (owners and admins)."""
+        from remem.formation.actions import consolidate
+
+        return consolidate(self, ctx, dry_run=dry_run)
+
+    def _remember_as(
+        self,
+        ctx: RunContext,
+        text: str,
+        *,
+        scope: Scope,
+        kind: Kind,
+        basis: Basis,
+        subject: str | None,
+        tags: Iterable[str],
+        said_at: datetime | str | None,
+        message_id: str | None,
+        author: str | None,
+        status: Status | None,
+    ) -> Note:
+        """``remember`` for formation: records who said it (``author``) and may quarantine."""
+        from dataclasses import replace
+
+        from remem.writes import plan_remember
+
+        agent = self._agent(ctx)
+        plan = plan_remember(
+            self,
+            ctx,
+            text,
+            scope=scope,
+            scope_id=None,
+            kind=kind,
+            basis=basis,
+            subject=subject,
+            tags=tags,
+            pinned=False,
+            expires_at=None,
+            source=message_id,
+            said_at=said_at,
+        )
+        plan = replace(plan, source=replace(plan.source, author_id=author), status=status)
+        return agent.state.notes[agent.write(lambda state: plan.build(self, ctx, state))]
 
     # -- conversation ----------------------------------------------------------------
 

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
-from remem.core.model import LIVE_STATUSES, Basis, Kind, Scope, Source, parse_enum
+from remem.core.model import LIVE_STATUSES, Basis, Kind, Scope, Source, Status, parse_enum
 from remem.core.projection import State
 from remem.errors import Denied, InvalidInput, Rejected
+from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
 from remem.policy.config import Limits
 from remem.policy.guard import check_note_text
@@ -102,14 +103,15 @@ class RememberPlan:
     said_at: datetime | None
     source: Source
     limits: Limits
+    status: Status | None = None  # internal: relearn's quarantine (``unverified``)
 
     def build(self, mem: Memory, ctx: RunContext, state: State) -> tuple[list[Event], str]:
         """Events for this request against the current state, and the id of the note."""
         same = mem._same(state, self.scope, self.scope_id, self.text)
         if same is not None:
-            events = mem._reinforce(ctx, same, self.source)
-            events += mem._evidence_events(ctx, same, self.limits)
-            return events, same.id
+            again = mem._reinforce(ctx, same, self.source)
+            again += mem._evidence_events(ctx, same, self.limits)
+            return again, same.id
         count = sum(
             1 for n in state.in_scope(self.scope, self.scope_id) if n.status in LIVE_STATUSES
         )
@@ -119,7 +121,7 @@ class RememberPlan:
                 f"{self.limits.max_notes_per_scope}; forget or consolidate notes first",
                 reason="scope_full",
             )
-        status = mem._initial_status(ctx, state, self)
+        status = self.status or mem._initial_status(ctx, state, self)
         event = Remembered(
             note_id=new_id("note"),
             scope=self.scope,
@@ -136,7 +138,18 @@ class RememberPlan:
             source=self.source,
             **mem._envelope(ctx),
         )
-        return [event], event.note_id
+        events: list[Event] = [event]
+        if self.subject is not None and self.basis is Basis.EXPLICIT and status is Status.ACTIVE:
+            events += subject_rule(
+                state,
+                note_id=event.note_id,
+                scope=self.scope,
+                scope_id=self.scope_id,
+                subject=self.subject,
+                said_at=event.said_at or event.ts,
+                envelope=mem._envelope(ctx),
+            )
+        return events, event.note_id
 
 
 def plan_remember(

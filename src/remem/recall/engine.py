@@ -115,13 +115,22 @@ def filter_candidates(
 def collapse(
     notes: Sequence[Note], current: frozenset[ScopeKey]
 ) -> tuple[list[Note], list[tuple[str, str]]]:
-    """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``)."""
+    """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``).
+
+    Of several copies of one statement a pinned copy is kept, so dedupe never drops a pin
+    (the unpinned copy could otherwise fall outside the budget); otherwise, and between
+    notes on one subject, :func:`~remem.recall.rank.preference_key` decides.
+    """
     order = sorted(notes, key=lambda n: preference_key(n, current))
+    norm = {n.id: normalize_text(n.text) for n in order}
+    pinned_texts = {norm[n.id] for n in order if n.pinned}
+    if pinned_texts:
+        order.sort(key=lambda n: not n.pinned and norm[n.id] in pinned_texts)
     seen_text: set[str] = set()
     seen_subject: set[str] = set()
     kept, excluded = [], []
     for note in order:
-        key = normalize_text(note.text)
+        key = norm[note.id]
         if key in seen_text:
             excluded.append((note.id, "duplicate"))
             continue

@@ -1,0 +1,171 @@
+"""Formation and belief revision over the ``Memory`` facade: learn, relearn, supersede,
+revisions, undo, consolidate. ``Memory`` exposes each as a method."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remem.context import RunContext
+from remem.core.events import Event, Remembered
+from remem.core.ids import new_id
+from remem.core.model import Basis, Note, Scope, Source, Status
+from remem.core.projection import Revision, State
+from remem.errors import InvalidInput, NotFound
+from remem.formation.classify import Classifier
+from remem.formation.consolidate import ConsolidationReport, find_groups
+from remem.formation.extract import Learner, LearnReport, Message, normalize_messages
+from remem.formation.revise import CONSOLIDATION, MANUAL, retire, undo_events
+from remem.policy.authz import Action, Target
+
+if TYPE_CHECKING:
+    from remem.service import Memory
+
+MAX_SLICE = 1_000
+
+
+def learn(
+    mem: Memory,
+    ctx: RunContext,
+    messages: Sequence[Message | dict[str, Any]],
+    classifier: Classifier,
+    *,
+    summary: str | None = None,
+    relearn: bool = False,
+) -> LearnReport:
+    """Learn from a conversation slice; see :mod:`remem.formation.extract`."""
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise InvalidInput("messages must be a list of remem.Message")
+    if len(messages) > MAX_SLICE:
+        raise InvalidInput(f"a slice holds at most {MAX_SLICE} messages; learn in parts")
+    if summary is not None and not isinstance(summary, str):
+        raise InvalidInput("summary must be a string")
+    parsed = normalize_messages(messages)
+    mem._state(ctx)
+    return Learner(mem, ctx, classifier, relearn=relearn).run(parsed, summary)
+
+
+def relearn(
+    mem: Memory,
+    ctx: RunContext,
+    archive: str | Path | Iterable[dict[str, Any]],
+    classifier: Classifier,
+) -> LearnReport:
+    """Learn from an archived session with the live verdicts, dated when said; what
+    non-admins said of operational knowledge is quarantined as ``unverified``."""
+    from remem.formation.archive import read_archive
+
+    state = mem._state(ctx)
+    mem._require(ctx, state, Action.ADMINISTER, Target(Scope.AGENT))
+    messages, _ = read_archive(archive)
+    return learn(mem, ctx, messages, classifier, relearn=True)
+
+
+def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
+    """Retire ``old_id`` in favour of ``new_id_`` by hand (works on pinned notes too)."""
+    agent = mem._agent(ctx)
+
+    def build(state: State) -> tuple[list[Event], str]:
+        old = mem._visible(ctx, state, old_id)
+        new = mem._visible(ctx, state, new_id_)
+        mem._require(ctx, state, Action.CHANGE, mem._target(old))
+        if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
+            raise InvalidInput("both notes must be active to supersede one by the other")
+        events = retire(state, old, new.id, MANUAL, "superseded by hand", mem._envelope(ctx))
+        if not events:
+            raise InvalidInput(
+                f"{new.id} may not retire {old.id}: an earlier undo vetoed that replacement"
+            )
+        return events, old.id
+
+    return agent.state.notes[agent.write(build)]
+
+
+def revisions(mem: Memory, ctx: RunContext) -> list[Revision]:
+    """Revisions whose retired note ``ctx`` may read, oldest first."""
+    state = mem._state(ctx)
+    out = []
+    for rev in state.revisions.values():
+        note = state.notes.get(rev.retired)
+        if note is not None and mem._can_read(ctx, state, note):
+            out.append(rev)
+    return sorted(out, key=lambda r: r.id)
+
+
+def undo(mem: Memory, ctx: RunContext, revision_ids: Sequence[str]) -> list[Revision]:
+    """Undo revisions: the retired notes return and each pair stands as a veto."""
+    agent = mem._agent(ctx)
+
+    def build(state: State) -> tuple[list[Event], list[str]]:
+        for rev_id in revision_ids:
+            rev = state.revisions.get(rev_id)
+            if rev is None:
+                raise NotFound(f"no revision {rev_id} is visible here")
+            note = mem._visible(ctx, state, rev.retired)
+            mem._require(ctx, state, Action.CHANGE, mem._target(note))
+        return undo_events(state, revision_ids, mem._envelope(ctx)), list(revision_ids)
+
+    done = agent.write(build)
+    return [agent.state.revisions[r] for r in done]
+
+
+def undo_run(mem: Memory, ctx: RunContext, run_id: str) -> list[Revision]:
+    """Undo every revision a run made."""
+    state = mem._state(ctx)
+    ids = [r.id for r in state.revisions.values() if r.run_id == run_id and not r.undone]
+    if not ids:
+        raise NotFound(f"run {run_id} made no revision that can be undone")
+    return undo(mem, ctx, ids)
+
+
+def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> ConsolidationReport:
+    """Merge near-duplicate live notes per scope (owners and admins)."""
+    agent = mem._agent(ctx)
+    state = agent.sync()
+    mem._require(ctx, state, Action.ADMINISTER, Target(Scope.AGENT))
+    report = ConsolidationReport(run_id=ctx.run_id, dry_run=dry_run)
+    report.groups = find_groups(state)
+    if dry_run or not report.groups:
+        return report
+
+    def build(st: State) -> tuple[list[Event], list[str]]:
+        events: list[Event] = []
+        merged_ids = []
+        for group in find_groups(st):
+            first = group.sources[0]
+            merged_id = new_id("note")
+            basis = (
+                Basis.EXPLICIT
+                if any(n.basis is Basis.EXPLICIT for n in group.sources)
+                else Basis.INFERRED
+            )
+            events.append(
+                Remembered(
+                    note_id=merged_id,
+                    scope=first.scope,
+                    scope_id=first.scope_id,
+                    kind=first.kind,
+                    text=group.text,
+                    basis=basis,
+                    subject=first.subject,
+                    tags=tuple(sorted({t for n in group.sources for t in n.tags})),
+                    said_at=max(n.said_at for n in group.sources),
+                    source=Source(run_id=ctx.run_id),
+                    **mem._envelope(ctx),
+                )
+            )
+            for source in group.sources:
+                events += retire(
+                    st,
+                    source,
+                    merged_id,
+                    CONSOLIDATION,
+                    "says the same as merged note",
+                    mem._envelope(ctx),
+                )
+            merged_ids.append(merged_id)
+        return events, merged_ids
+
+    report.merged = [agent.state.notes[i] for i in agent.write(build)]
+    return report

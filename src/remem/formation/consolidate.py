@@ -1,0 +1,80 @@
+"""Consolidation: merge live notes of one scope that say the same thing.
+
+Deterministic near-duplicate detection (normalized text equal, or token
+overlap of at least :data:`THRESHOLD`), never across scopes (a merge can never
+widen who sees a note), never touching pinned notes. Each group becomes one
+merged note; each source is retired as superseded by it, under one run, as
+revisions that ``undo`` / ``undo_run`` can reverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from remem.core.model import Basis, Note, Status, normalize_text
+from remem.core.projection import State
+from remem.recall.tokens import tokens
+
+THRESHOLD = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class MergeGroup:
+    """Notes of one scope that say the same thing, and the text the merged note keeps."""
+
+    sources: list[Note]
+    text: str
+
+
+@dataclass(slots=True)
+class ConsolidationReport:
+    run_id: str
+    dry_run: bool
+    groups: list[MergeGroup] = field(default_factory=list)
+    merged: list[Note] = field(default_factory=list)
+
+
+def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def find_groups(state: State) -> list[MergeGroup]:
+    """Groups of two or more unpinned active notes per scope that say the same thing."""
+    groups = []
+    for key in sorted(state.scopes, key=lambda k: (k[0].value, k[1] or "")):
+        notes = [
+            n for n in state.in_scope(key[0], key[1]) if n.status is Status.ACTIVE and not n.pinned
+        ]
+        groups.extend(_cluster(sorted(notes, key=lambda n: n.id)))
+    return groups
+
+
+def _cluster(notes: list[Note]) -> list[MergeGroup]:
+    terms = {n.id: frozenset(tokens(n.text)) for n in notes}
+    used: set[str] = set()
+    out = []
+    for i, first in enumerate(notes):
+        if first.id in used:
+            continue
+        members = [first]
+        for other in notes[i + 1 :]:
+            if other.id in used or other.kind is not first.kind or other.subject != first.subject:
+                continue
+            same = normalize_text(other.text) == normalize_text(first.text)
+            if same or similarity(terms[first.id], terms[other.id]) >= THRESHOLD:
+                members.append(other)
+        if len(members) > 1:
+            used.update(n.id for n in members)
+            out.append(MergeGroup(members, _best_text(members)))
+    return out
+
+
+def _best_text(notes: list[Note]) -> str:
+    """Explicit over inferred, then the most recently said, then the longest."""
+    best = min(
+        notes,
+        key=lambda n: (n.basis is not Basis.EXPLICIT, -n.said_at.timestamp(), -len(n.text), n.id),
+    )
+    return best.text

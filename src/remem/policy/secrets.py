@@ -1,0 +1,705 @@
+"""Secret detectors for note text.
+
+:func:`scan_secret` answers one question: does this short note carry a
+credential that must never be stored? It returns ``(detector, what)`` for the
+first detector that fires, where ``detector`` is a stable code (``"openai_key"``,
+``"card_number"`` ...) and ``what`` names the kind of secret in words ("an
+OpenAI API key"). It never returns the secret itself, so callers cannot leak it
+into messages or logs by accident.
+
+Design constraints, because this runs on every write:
+
+* Each rule names cheap prefilters (lowercase substrings, "has a 16+ character
+  token"); its regex trigger only runs when they pass. Python's ``re`` handles a
+  combined alternation of all triggers slower than these checks.
+* detect-secrets plugins are imported lazily (the package costs ~100 ms to
+  import) and only consulted once their cheap trigger matched.
+* The entropy plugins of detect-secrets are deliberately not used: on prose
+  they flag ids, hashes and hostnames. Entropy here only counts next to a
+  secret-ish keyword (:func:`has_keyed_token`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Protocol, cast
+
+Confirm = Callable[[str], bool]
+
+_NB = r"(?<![A-Za-z0-9])"  # token start: not glued to a preceding alphanumeric
+_NA = r"(?![A-Za-z0-9])"  # token end
+
+
+class _Analyzer(Protocol):
+    def analyze_string(self, string: str) -> Iterator[str]: ...
+
+
+_PLUGINS: dict[str, tuple[str, str]] = {
+    "aws": ("aws", "AWSKeyDetector"),
+    "private_key": ("private_key", "PrivateKeyDetector"),
+    "jwt": ("jwt", "JwtTokenDetector"),
+    "openai": ("openai", "OpenAIDetector"),
+    "github": ("github_token", "GitHubTokenDetector"),
+    "gitlab": ("gitlab_token", "GitLabTokenDetector"),
+    "slack": ("slack", "SlackDetector"),
+    "stripe": ("stripe", "StripeDetector"),
+    "npm": ("npm", "NpmDetector"),
+    "sendgrid": ("sendgrid", "SendGridDetector"),
+    "twilio": ("twilio", "TwilioKeyDetector"),
+    "discord": ("discord", "DiscordBotTokenDetector"),
+    "telegram": ("telegram_token", "TelegramBotTokenDetector"),
+    "mailchimp": ("mailchimp", "MailchimpDetector"),
+    "pypi": ("pypi_token", "PypiTokenDetector"),
+    "square": ("square_oauth", "SquareOAuthDetector"),
+    "azure": ("azure_storage_key", "AzureStorageKeyDetector"),
+    "basic_auth": ("basic_auth", "BasicAuthDetector"),
+}
+
+
+@cache
+def _plugin(name: str) -> _Analyzer:
+    """Instantiate a detect-secrets plugin on first use (the import is slow)."""
+    module_name, class_name = _PLUGINS[name]
+    module = importlib.import_module(f"detect_secrets.plugins.{module_name}")
+    return cast(_Analyzer, getattr(module, class_name)())
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+def _always(_: str) -> bool:
+    return True
+
+
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def _mixed(value: str) -> bool:
+    """Random tokens almost always mix letters and digits; words and ids rarely do."""
+    return _has_digit(value) and any(c.isalpha() for c in value)
+
+
+def _plugin_confirm(name: str, accept: Confirm = _always) -> Confirm:
+    def confirm(text: str) -> bool:
+        return any(accept(match) for match in _plugin(name).analyze_string(text))
+
+    return confirm
+
+
+def _regex_confirm(pattern: str, accept: Confirm = _always) -> Confirm:
+    regex = re.compile(pattern)
+
+    def confirm(text: str) -> bool:
+        return any(accept(m.group(0)) for m in regex.finditer(text))
+
+    return confirm
+
+
+def _either(*confirms: Confirm) -> Confirm:
+    def confirm(text: str) -> bool:
+        return any(c(text) for c in confirms)
+
+    return confirm
+
+
+def _jwt_has_alg(token: str) -> bool:
+    """A JWT's first part is base64url JSON naming its algorithm."""
+    head = token.split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        header = json.loads(decoded)
+    except (binascii.Error, ValueError):
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
+_AWS_ID_PREFIXES = ("A3T", "ABIA", "ACCA", "AKIA", "ASIA")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_CONTEXT = re.compile(r"(?i:aws|secret)")
+
+
+def _aws_secret_near_context(text: str) -> bool:
+    """A 40-char base64 token within 80 characters of "aws"/"secret"."""
+    anchors = [m.start() for m in _AWS_CONTEXT.finditer(text)]
+    for m in _AWS_SECRET.finditer(text):
+        token = m.group(0)
+        if not (_mixed(token) and token.lower() != token and token.upper() != token):
+            continue
+        if any(abs(a - m.start()) <= 80 for a in anchors):
+            return True
+    return False
+
+
+def _basic_header_ok(text: str) -> bool:
+    """``Authorization: Basic <b64>`` whose payload decodes to ``user:password``."""
+    for m in _BASIC_HEADER.finditer(text):
+        try:
+            raw = base64.b64decode(m.group(1), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            continue
+        user, sep, password = raw.partition(":")
+        if sep and user and password and raw.isprintable():
+            return True
+    return False
+
+
+_BASIC_HEADER = re.compile(r"(?i:\bbasic)\s+([A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+
+_URL_CREDS = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]*:([^\s@/]+)@[\w\[]")
+_PLACEHOLDER_PASSWORD = re.compile(
+    r"^(?:\*+|x{3,}|<[^>]*>|\$\{?\w*\}?|\{\{?[^}]*\}?\}|%s|\.\.\.)$", re.I
+)
+
+
+def _url_has_password(text: str) -> bool:
+    return any(not _PLACEHOLDER_PASSWORD.match(m.group(1)) for m in _URL_CREDS.finditer(text))
+
+
+# Passwords, PINs and codes stated in prose. A keyword ("password", "PIN",
+# "door code" ...), an optional "for the staging db" filler, an optional
+# connector ("is", ":", "=") and a value. The regex finds candidates; the value
+# checks below decide, because "the password is required" has the same shape as
+# "the password is sunshine".
+_PW_WORDS = (
+    r"pass(?:word|wd|phrase|key)s?|pwd|pw|p/w|cred(?:ential)?s"
+    r"|(?:wi-?fi|network|wpa2?|guest)[ -](?:key|pass)|pass(?=\s*[:=])"
+)
+_PIN_WORDS = (
+    r"pass ?codes?|pins?(?:[ -](?:code|number|no\.?))?|combination|combo"
+    r"|(?:door|gate|garage|alarm|safe|lock|locker|entry|entrance|building|keypad|access"
+    r"|security|verification|2fa|mfa|otp|one[- ]time|backup|recovery|unlock|lockbox"
+    r"|padlock|bike[ -]lock)[ -](?:code|combo|combination|pin)s?"
+    r"|codes?(?=\s+(?:for|to)\s+(?:(?:the|my|his|her|their|our|a)\s+)?(?:[\w-]+\s+)?"
+    r"(?:door|gate|garage|alarm|safe|lock|locker|building|office|house|flat|apartment"
+    r"|entrance|lockbox|keypad|vault|storage|shed)\b)"
+)
+_CONNECTOR_WORDS = r"is|was|are|were"
+_PASSWORD = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])(?:(?P<pw>{_PW_WORDS})|(?P<pin>{_PIN_WORDS}))(?![A-Za-z0-9])"
+    r"(?P<filler>\s+(?:for|to|on|of|at|in)\s+(?:(?:the|my|his|her|their|our|a|an|this|that)\s+)?"
+    rf"[\w.'@-]+(?:\s+(?!(?:{_CONNECTOR_WORDS})\b)[\w.'@-]+){{0,2}})?"
+    rf"(?:\s*(?P<conn>[:=]|=>|->|(?:\b(?:{_CONNECTOR_WORDS}|has\s+been)\s+)?"
+    rf"\b(?:changed|set|reset|updated)\s+to\b|\b(?:{_CONNECTOR_WORDS})\b"
+    r"(?:\s+(?:now|still|currently|actually|just|always))?)\s*|\s+)"
+    r"(?P<quote>[\"'`“‘])?(?P<val>[^\s\"'`“”‘’,;]+)(?P<rest>.{0,24})"
+)
+PASSWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_PW_WORDS}|{_PIN_WORDS})(?![A-Za-z0-9]))"
+
+# Words that follow "password is" / "password:" in ordinary talk about passwords.
+_NOT_A_VALUE = _wordset(
+    """
+    a an the this that these those it its my his her their our your same different
+    in on at of for to from by with without into via under inside behind somewhere
+    not never no none null nil n/a na tbd todo unknown unset empty blank missing
+    is was are be been being has have had will would should must can could may
+    required mandatory optional needed necessary enforced expired expiring expires
+    wrong incorrect invalid correct right fine ok okay good bad weak strong long short
+    secure insecure safe unsafe old new default temporary temp shared stored saved
+    managed hidden visible encrypted hashed rotated reset changed set known case
+    sensitive too very really still also now always usually probably just only
+    simple complex hard easy random unique easy-to-guess obvious same-as see check
+    ask managed-by kept there here something anything nothing whatever what which
+    please and or but so if when then than because since
+    """
+)
+_PLACEHOLDER_VALUE = re.compile(
+    r"^(?:\*+|•+|x{3,}|\.{2,}|<[^>]*>?|\$\{?\w*\}?|\{\{?[^}]*\}?\}?|\[[^\]]*\]?|%s"
+    r"|redacted|hidden|secret|password|pin)$",
+    re.I,
+)
+_UNIT_NEXT = re.compile(
+    r"^\+?\s*(?:chars?|characters?|digits?|letters?|symbols?|numbers?|words?|long|min(?:imum)?"
+    r"|max(?:imum)?|or (?:more|longer)|attempts?|tries|times|days?|months?|weeks?)\b",
+    re.I,
+)
+_LOGIN_CONTEXT = re.compile(r"(?i)\b(?:user(?:name)?|login|account|e-?mail|user ?id)\b")
+_PIN_VALUE = re.compile(r"[#*]?\d[\d #*.-]*")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+$", re.I)
+_SPECIAL = frozenset("!@#$%^&*+=?~_|\\/<>")
+_DULL_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive", "tion")
+
+
+def _strong(value: str) -> bool:
+    """Looks like a chosen secret rather than an English word."""
+    has_alpha = any(c.isalpha() for c in value)
+    if _mixed(value) or (has_alpha and any(c in _SPECIAL for c in value)):
+        return True
+    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
+
+
+def _plain_word_value(value: str) -> bool:
+    """A lone dictionary-looking word after "is" counts ("is sunshine") unless it reads
+    like a description ("is required", "is shared")."""
+    return value.isalpha() and len(value) >= 4 and not value.lower().endswith(_DULL_SUFFIXES)
+
+
+def _password_value_ok(m: re.Match[str], text: str) -> bool:
+    val: str = m["val"].rstrip(".!?:)]}>")
+    if not val or _PLACEHOLDER_VALUE.match(val) or _UNIT_NEXT.match(m["rest"]):
+        return False
+    if m["pin"] is not None:
+        return _PIN_VALUE.fullmatch(val) is not None and sum(c.isdigit() for c in val) >= 3
+    if m["pw"].lower() == "pass" and not _LOGIN_CONTEXT.search(text):
+        return False  # "boarding pass: gate 12" is not a credential
+    if m["quote"] is not None:
+        return True
+    if val.lower() in _NOT_A_VALUE or "://" in val or val.lower().startswith("www."):
+        return False
+    conn = (m["conn"] or "").strip()
+    if not conn:
+        return len(val) >= 4 and _strong(val) and not _VERSION.match(val)
+    if conn in {":", "=", "=>", "->"}:
+        return True
+    return _strong(val) or val.isdigit() or _plain_word_value(val)
+
+
+# "uses hunter2 as her password", "Hunter2 is my password" (but not "... password manager").
+_PASSWORD_BEFORE = re.compile(
+    r"(?i)(?<!\S)[\"'`]?(?P<val>[^\s\"'`]{4,}?)[\"'`]?\s+(?:is|was|as)\s+"
+    r"(?:my|his|her|their|our|the)\s+(?:[\w-]+\s+)?(?:pass(?:word|phrase|code)|pin)\b"
+    r"(?![\s-]*(?:manager|vault|policy|reset|rules?|field|app|generator|store|hint|page|form))"
+)
+
+
+# "set her wifi password to 'blue-otter-cookie'"
+_PASSWORD_SET = re.compile(
+    r"(?i)\b(?:set|sets|changed|changes|reset|resets|updated)\s+(?:[\w']+\s+){0,3}?"
+    r"(?:pass(?:word|phrase|code)|pin)\s+to\s+(?P<quote>[\"'`])?(?P<val>[^\s\"'`,;]+)"
+)
+
+
+def _set_value_ok(m: re.Match[str]) -> bool:
+    val: str = m["val"].rstrip(".!?:)")
+    if not val or _PLACEHOLDER_VALUE.match(val):
+        return False
+    return m["quote"] is not None or _strong(val) or (val.isdigit() and len(val) >= 4)
+
+
+def has_password(text: str) -> bool:
+    """A password, PIN, passcode or door/alarm code stated with its value."""
+    if any(_password_value_ok(m, text) for m in _PASSWORD.finditer(text)):
+        return True
+    if any(_set_value_ok(m) for m in _PASSWORD_SET.finditer(text)):
+        return True
+    return any(_strong(m["val"]) for m in _PASSWORD_BEFORE.finditer(text))
+
+
+# Payment cards: 13-19 digits, optional uniform separators in card-like groups,
+# a plausible issuer prefix and a valid Luhn checksum.
+CARD_TRIGGER = r"\d(?:[ -]?\d){12}"
+_CARD = re.compile(r"(?<![\w.+/-])\d(?:[ -]?\d){12,18}(?![\w/]|[.-]\d)")
+_CARD_GROUPS = ((4, 6, 5), (4, 6, 4))
+# Published sandbox numbers (Stripe, Adyen, Braintree docs) are not cardholder data.
+_TEST_CARDS = _wordset(
+    """4242424242424242 4111111111111111 4000056655665556 5555555555554444 5105105105105100
+    2223003122003222 378282246310005 371449635398431 6011111111111117 6011000990139424
+    3056930009020004 36227206271667 3566002020360505 6200000000000005 4012888888881881"""
+)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _issuer_ok(digits: str) -> bool:
+    """Major-network prefixes only; order numbers and timestamps start elsewhere."""
+    n, two = len(digits), int(digits[:2])
+    if digits[0] == "4":
+        return n in (13, 16, 19)
+    if two in (34, 37):
+        return n == 15
+    if 51 <= two <= 55 or 2221 <= int(digits[:4]) <= 2720:
+        return n == 16
+    return (digits[0] == "6" or two in (30, 35, 36, 38, 39) or two in (50, 56, 57, 58)) and n >= 14
+
+
+def _card_ok(raw: str) -> bool:
+    digits = "".join(c for c in raw if c.isdigit())
+    if not 13 <= len(digits) <= 19 or digits in _TEST_CARDS:
+        return False
+    separators = {c for c in raw if not c.isdigit()}
+    if len(separators) > 1:
+        return False
+    if separators:
+        groups = tuple(len(g) for g in re.split(r"[ -]", raw))
+        all_fours = all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
+        if not (all_fours and len(groups) >= 4) and groups not in _CARD_GROUPS:
+            return False
+    return _issuer_ok(digits) and _luhn_ok(digits)
+
+
+def has_card_number(text: str) -> bool:
+    """A payment card number (Luhn-valid, issuer-shaped, card-like grouping)."""
+    return any(_card_ok(m.group(0)) for m in _CARD.finditer(text))
+
+
+NATIONAL_ID_TRIGGER = r"(?i:\bssn\b|social security|passport (?:number|no|#))"
+_NATIONAL_ID = re.compile(
+    r"(?i)\b(?:ssn|social security(?: number| no\.?| #)?)\b\D{0,24}?(?<!\d)"
+    r"\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)"
+    r"|\bpassport (?:number|no\.?|#)\D{0,16}?\b[A-Z]{0,2}\d{6,9}\b"
+)
+
+
+def has_national_id(text: str) -> bool:
+    """A social security or passport number stated with its label."""
+    return _NATIONAL_ID.search(text) is not None
+
+
+# Unlabelled high-entropy tokens count only right next to a secret-ish keyword:
+# "the staging API key is <token>", "Bearer <token>", "<token> is my bot token".
+_QUALIFIERS = (
+    r"api|access|secret|private|signing|encryption|master|deploy|license|licence|client|app"
+    r"|service|account|auth|refresh|session|bearer|personal|bot|webhook|admin|root|integration"
+    r"|sdk|dev|developer|ingest|ingestion|write|read|x-api"
+)
+_KW_CORE = r"api[_-]?key|apikey|keys?|tokens?|secrets?|credentials?|creds"
+KEYWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_KW_CORE}|bearer|auth(?:orization)?)(?![A-Za-z0-9]))"
+_TOKEN = r"[A-Za-z0-9_\-+/=.~]{16,}"
+_KEYED_AFTER = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])(?P<kw>(?:(?:{_QUALIFIERS})[\s_-]?)?(?:{_KW_CORE})|bearer"
+    r"|auth(?:orization)?(?=\s*[:=]))(?![A-Za-z0-9])"
+    rf"(?P<filler>(?:\s+(?!(?:{_CONNECTOR_WORDS})\b)[\w'.-]+){{0,4}}?)"
+    rf"\s*(?P<conn>[:=]|=>|->|\b(?:{_CONNECTOR_WORDS})\b)?"
+    rf"\s*[\"'`(<\[]?(?P<val>{_TOKEN})"
+)
+_KEYED_BEFORE = re.compile(
+    rf"(?i)(?<![A-Za-z0-9_\-+/=.~])(?P<val>{_TOKEN})[\"'`]?\s+(?:is|was|as)\s+"
+    r"(?:(?:my|the|his|her|their|our|an?|this|that)\s+)?(?:[\w'-]+\s+){0,3}?"
+    rf"(?P<kw>{_KW_CORE})(?![A-Za-z0-9])"
+)
+# Keys that are not secrets: database keys, public halves, ids of keys.
+_PUBLIC_KEY_WORDS = _wordset(
+    """primary foreign public publishable sort partition idempotency cache object composite
+    unique hash dict map row lookup shard routing gpg pgp ssh host license-plate"""
+)
+_HOSTNAME = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$")
+_SEGMENT_SPLIT = re.compile(r"[_\-./+=~]+")
+
+
+def _shannon(value: str) -> float:
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+_WORD = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
+
+
+def _word_like(part: str) -> bool:
+    """ "limiter", "HTTP", "getUserToken" are words; "uymATOUtyxcx" is not."""
+    return _WORD.fullmatch(part) is not None
+
+
+def _identifier_like(token: str) -> bool:
+    """snake_case names, dates, versions and paths split into words or short parts."""
+    parts = [p for p in _SEGMENT_SPLIT.split(token) if p]
+    return all(_word_like(p) or p.isdigit() or len(p) <= 4 for p in parts)
+
+
+def looks_random(token: str) -> bool:
+    """Long, letters-and-digits, not an identifier/path/host, high Shannon entropy."""
+    token = token.strip(".-_~")
+    if len(token) < 16 or not _mixed(token):
+        return False
+    if token.startswith("http") or _HOSTNAME.match(token) or _identifier_like(token):
+        return False
+    return _shannon(token) >= 3.0
+
+
+def _keyed_after_ok(m: re.Match[str], text: str) -> bool:
+    kw = m["kw"].lower()
+    if kw in ("key", "keys"):
+        filler = m["filler"].split()
+        if filler and filler[0].lower() not in ("for", "of", "to", "on"):
+            return False
+        before = text[: m.start()].split()
+        if before and before[-1].lower().strip("'\"(") in _PUBLIC_KEY_WORDS:
+            return False
+    if "ssh-" in text[max(0, m.start("val") - 24) : m.start("val")]:
+        return False  # an SSH public key's base64 body
+    return looks_random(m["val"])
+
+
+def has_keyed_token(text: str) -> bool:
+    """A random-looking token adjacent to key/token/secret/credential/bearer/auth."""
+    if any(_keyed_after_ok(m, text) for m in _KEYED_AFTER.finditer(text)):
+        return True
+    return any(looks_random(m["val"]) for m in _KEYED_BEFORE.finditer(text))
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One detector: cheap prefilters first, then ``trigger``, then ``confirm``.
+
+    ``needles`` are lowercase substrings of which one must occur (empty: no
+    such filter); ``long_run`` requires a 16+ character token somewhere.
+    """
+
+    detector: str
+    what: str
+    needles: tuple[str, ...]
+    long_run: bool
+    trigger: str
+    confirm: Confirm
+
+
+def _rule(detector: str, what: str, needles: str, trigger: str, confirm: Confirm) -> _Rule:
+    """``needles`` is ``|``-separated; the word ``LONG`` stands for the long-run filter."""
+    words = needles.split("|") if needles else []
+    return _Rule(
+        detector, what, tuple(w for w in words if w != "LONG"), "LONG" in words, trigger, confirm
+    )
+
+
+def _own(detector: str, what: str, needles: str, pattern: str, accept: Confirm = _mixed) -> _Rule:
+    """A rule whose trigger is also its full pattern (no detect-secrets plugin covers it)."""
+    return _rule(detector, what, needles, pattern, _regex_confirm(pattern, accept))
+
+
+_PROVIDER_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "private_key",
+        "a private key block",
+        "private key|putty-user-key",
+        r"PRIVATE KEY|PuTTY-User-Key-File",
+        _either(
+            _plugin_confirm("private_key"),
+            _regex_confirm(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"),
+        ),
+    ),
+    _rule(
+        "jwt",
+        "a JSON Web Token",
+        "eyj",
+        r"eyJ[\w-]{6,}\.[\w-]{6,}",
+        _plugin_confirm("jwt", _jwt_has_alg),
+    ),
+    _own("anthropic_key", "an Anthropic API key", "sk-ant-", _NB + r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    _rule(
+        "openai_key",
+        "an OpenAI API key",
+        "sk-",
+        _NB + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}",
+        _either(
+            _plugin_confirm("openai"),
+            _regex_confirm(_NB + r"sk-(?!ant-)(?:[a-z]+-)?[A-Za-z0-9_-]{20,}", _mixed),
+        ),
+    ),
+    _rule(
+        "aws_access_key",
+        "an AWS access key id",
+        "akia|asia|abia|acca|a3t",
+        r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",
+        _plugin_confirm("aws", lambda m: m.startswith(_AWS_ID_PREFIXES) and _has_digit(m)),
+    ),
+    _rule(
+        "aws_secret_key",
+        "an AWS secret access key",
+        "aws|secret|LONG",
+        r"(?i:aws|secret)",
+        _either(
+            _plugin_confirm("aws", lambda m: len(m) == 40),
+            _aws_secret_near_context,
+        ),
+    ),
+    _rule(
+        "github_token",
+        "a GitHub token",
+        "ghp_|gho_|ghu_|ghs_|ghr_|github_pat_",
+        r"gh[pousr]_[A-Za-z0-9_]{30}|github_pat_[A-Za-z0-9_]{22}",
+        _either(
+            _plugin_confirm("github"),
+            _regex_confirm(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}", _mixed),
+        ),
+    ),
+    _rule(
+        "gitlab_token",
+        "a GitLab token",
+        "glpat-|gldt-|glft-|glsoat-|glrt-|glcbt-|glimt-|glptt-|glagent-|gloas-|gr1348941",
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",
+        _plugin_confirm("gitlab"),
+    ),
+    _rule(
+        "slack_token",
+        "a Slack token or webhook",
+        "xox|xapp-|hooks.slack.com",
+        r"(?i:xox[a-z.]{1,8}-|xapp-\d|hooks\.slack\.com/services/)",
+        _either(
+            _plugin_confirm("slack"),
+            _regex_confirm(r"xapp-\d-[A-Z0-9]+-\d+-[A-Za-z0-9]{16,}", _always),
+            _regex_confirm(r"xoxe(?:\.xox[bp])?-\d-[A-Za-z0-9]{30,}", _always),
+        ),
+    ),
+    _own("google_api_key", "a Google API key", "aiza", r"AIza[0-9A-Za-z_-]{35}", _always),
+    _own(
+        "google_oauth",
+        "a Google OAuth secret",
+        "gocspx-|ya29.",
+        r"GOCSPX-[\w-]{24,}|ya29\.[\w-]{30,}",
+    ),
+    _own(
+        "huggingface_token",
+        "a Hugging Face token",
+        "hf_|api_org_",
+        _NB + r"(?:hf|api_org)_[A-Za-z0-9]{30,40}" + _NA,
+    ),
+    _rule(
+        "stripe_key",
+        "a Stripe secret key",
+        "k_live_|k_test_|whsec_",
+        r"[rs]k_(?:live|test)_|whsec_",
+        _either(
+            _plugin_confirm("stripe"),
+            _regex_confirm(r"[rs]k_(?:live|test)_[0-9a-zA-Z]{20,}|whsec_[A-Za-z0-9]{24,}", _mixed),
+        ),
+    ),
+    _rule(
+        "npm_token",
+        "an npm token",
+        "npm_|_authtoken=",
+        r"npm_[A-Za-z0-9]{36}|_authToken=",
+        _either(_plugin_confirm("npm"), _regex_confirm(_NB + r"npm_[A-Za-z0-9]{36}" + _NA)),
+    ),
+    _rule(
+        "sendgrid_key", "a SendGrid API key", "sg.", r"SG\.[\w-]{22}\.", _plugin_confirm("sendgrid")
+    ),
+    _rule(
+        "twilio_key",
+        "a Twilio key",
+        "LONG",
+        _NB + r"(?:AC|SK)[a-z0-9]{32}" + _NA,
+        _plugin_confirm("twilio", _has_digit),
+    ),
+    _rule(
+        "discord_token",
+        "a Discord bot token",
+        "LONG",
+        r"[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27}",
+        _plugin_confirm("discord", _mixed),
+    ),
+    _own(
+        "discord_webhook",
+        "a Discord webhook URL",
+        "discord",
+        r"discord(?:app)?\.com/api/webhooks/\d+/[\w-]{40,}",
+    ),
+    _rule(
+        "telegram_token",
+        "a Telegram bot token",
+        "LONG",
+        r"(?<!\d)\d{8,10}:[\w-]{35}",
+        _plugin_confirm("telegram", _mixed),
+    ),
+    _rule(
+        "mailchimp_key",
+        "a Mailchimp API key",
+        "-us",
+        r"[0-9a-z]{32}-us\d",
+        _plugin_confirm("mailchimp", _mixed),
+    ),
+    _rule("pypi_token", "a PyPI token", "pypi-", r"pypi-AgE", _plugin_confirm("pypi")),
+    _rule(
+        "square_token",
+        "a Square token",
+        "sq0",
+        r"sq0(?:csp|atp)-",
+        _either(_plugin_confirm("square"), _regex_confirm(r"sq0atp-[\w-]{22,}")),
+    ),
+    _rule(
+        "azure_storage_key",
+        "an Azure storage account key",
+        "accountkey=",
+        r"AccountKey=",
+        _plugin_confirm("azure"),
+    ),
+    _own(
+        "api_key",
+        "a service API token",
+        "LONG",
+        _NB
+        + r"(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[por]_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}"
+        r"|ATATT3[\w=-]{50,}|dapi[a-f0-9]{32}|gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{50,}"
+        r"|r8_[A-Za-z0-9]{30,}|dp\.(?:pt|st|ct|sa)\.[A-Za-z0-9]{40,}|key-[0-9a-f]{32}"
+        r"|(?:secret|ntn)_[A-Za-z0-9]{40,}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|NRAK-[A-Z0-9]{27}"
+        r"|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|hv[sb]\.[\w-]{24,}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"
+        r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|pplx-[A-Za-z0-9]{40,}|sntrys_[\w=]{50,})" + _NA,
+    ),
+)
+
+_GENERIC_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "url_credentials",
+        "a URL or connection string with an embedded password",
+        "://",
+        r"://[^\s/@]*:[^\s/@]+@",
+        _either(_url_has_password, _plugin_confirm("basic_auth", lambda m: not m.strip("*"))),
+    ),
+    _rule(
+        "basic_auth",
+        "an HTTP Basic authorization header",
+        "basic",
+        r"(?i:\bbasic)\s+[A-Za-z0-9+/]{8}",
+        _basic_header_ok,
+    ),
+    _rule(
+        "password_in_prose",
+        "a password, PIN or passcode",
+        "pass|pw|p/w|pin|code|combo|combination|cred|key",
+        PASSWORD_TRIGGER,
+        has_password,
+    ),
+    _rule("card_number", "a payment card number", "", CARD_TRIGGER, has_card_number),
+    _rule(
+        "national_id",
+        "a government identity number",
+        "ssn|social security|passport",
+        NATIONAL_ID_TRIGGER,
+        has_national_id,
+    ),
+    _rule(
+        "high_entropy_token",
+        "a token-like secret next to a word such as key, token or secret",
+        "key|token|secret|cred|bearer|auth|LONG",
+        KEYWORD_TRIGGER,
+        has_keyed_token,
+    ),
+)
+
+_RULES = _PROVIDER_RULES + _GENERIC_RULES
+_TRIGGERS = tuple(re.compile(rule.trigger) for rule in _RULES)
+_LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16}")
+
+
+def scan_secret(text: str) -> tuple[str, str] | None:
+    """Return ``(detector, what)`` for the first secret found in ``text``, else ``None``.
+
+    ``what`` is a short noun phrase ("a GitHub token") suitable for a message;
+    neither element contains any part of the secret.
+    """
+    lower = text.lower()
+    long_run = _LONG_RUN.search(text) is not None
+    for rule, trigger in zip(_RULES, _TRIGGERS, strict=True):
+        if rule.long_run and not long_run:
+            continue
+        if rule.needles and not any(needle in lower for needle in rule.needles):
+            continue
+        if trigger.search(text) is not None and rule.confirm(text):
+            return rule.detector, rule.what
+    return None

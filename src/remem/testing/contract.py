@@ -1,0 +1,447 @@
+"""The contract every :class:`~remem.store.base.EventLog` backend must pass.
+
+Subclass :class:`EventLogContract` in a test module (name the subclass
+``Test…`` so pytest collects it) and implement :meth:`EventLogContract.make_log`::
+
+    from remem.store.jsonl import JsonlEventLog
+    from remem.testing.contract import EventLogContract
+
+    class TestJsonlEventLog(EventLogContract):
+        def make_log(self, tmp_path):
+            return JsonlEventLog(tmp_path / "memory.jsonl")
+
+``make_log(tmp_path)`` opens a *new, independent handle* on the log that
+``tmp_path`` names; calling it twice with the same ``tmp_path`` gives two
+handles on the same log, the way two processes would each open it. A
+PostgreSQL backend maps ``tmp_path`` to its own schema or agent name.
+
+The contract, as these tests read :mod:`remem.store.base`:
+
+- a handle's own appends count as read: :meth:`EventLog.read_new` and
+  ``caught_up`` return only what *other* handles appended (or rewrote) since
+  this handle last read;
+- events come back equal to what was appended, in append order;
+- ``eid`` is idempotent across calls, batches and handles: an event whose eid
+  is in the log is never stored again, and ``append`` returns only what it stored;
+- ``rewrite`` replaces the whole content; other handles see ``reset=True``
+  and exactly the new content; the rewriting handle does not read it again;
+- ``history(note_id)`` returns every event that refers to the note (as its
+  ``note_id`` or as the ``by`` of a supersession), in log order, including
+  events other handles appended.
+
+The test methods take pytest's ``tmp_path`` fixture by name; this module does
+not import pytest, so it ships with the package without a test dependency.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from remem.core.events import (
+    EVENT_TYPES,
+    Approved,
+    ChannelPolicySet,
+    Corrected,
+    Disabled,
+    Enabled,
+    Erased,
+    Event,
+    Forgotten,
+    Pinned,
+    PreferencesSet,
+    Refused,
+    Reinforced,
+    Remembered,
+    Restored,
+    Superseded,
+    Unpinned,
+)
+from remem.core.ids import new_id
+from remem.core.model import Basis, Kind, Scope, Source, Status
+from remem.store.base import Batch, EventLog
+
+__all__ = ["EventLogContract", "every_event_type", "remembered"]
+
+_T0 = datetime(2026, 7, 10, 12, 0, 0, tzinfo=UTC)
+_tick = 0
+
+
+def _ts() -> datetime:
+    """Distinct, increasing, microsecond-precise times (exercises the timestamp codec)."""
+    global _tick
+    _tick += 1
+    return _T0 + timedelta(seconds=_tick, microseconds=_tick % 997)
+
+
+def _envelope(eid: str | None = None) -> dict[str, Any]:
+    return {
+        "eid": eid or new_id("ev"),
+        "ts": _ts(),
+        "actor": "discord:123",
+        "role": "member",
+        "run_id": new_id("run"),
+        "channel": "discord:456",
+    }
+
+
+def remembered(
+    text: str = "Prefers replies of one or two sentences.",
+    *,
+    note_id: str | None = None,
+    eid: str | None = None,
+    scope_id: str = "discord:123",
+) -> Remembered:
+    """A fully populated ``Remembered`` event (fresh ids unless given)."""
+    return Remembered(
+        note_id=note_id or new_id("note"),
+        scope=Scope.USER,
+        scope_id=scope_id,
+        kind=Kind.PREFERENCE,
+        text=text,
+        basis=Basis.EXPLICIT,
+        status=Status.ACTIVE,
+        subject="reply.length",
+        tags=("style", "tone"),
+        pinned=False,
+        expires_at=_T0 + timedelta(days=30),
+        said_at=_T0 - timedelta(minutes=5),
+        source=Source(
+            channel_id="discord:456",
+            message_id="discord:789",
+            author_id="discord:123",
+            run_id=new_id("run"),
+        ),
+        **_envelope(eid),
+    )
+
+
+def every_event_type(note_id: str, other_id: str) -> list[Event]:
+    """One event of every type in :data:`remem.core.events.EVENT_TYPES`, about two notes."""
+    revision = new_id("rev")
+    events: list[Event] = [
+        remembered("Uses metric units.", note_id=note_id),
+        remembered("Lives in Lisbon.", note_id=other_id),
+        Reinforced(note_id=note_id, source=Source(message_id="discord:790"), **_envelope()),
+        Corrected(
+            note_id=note_id,
+            text="Uses metric units, except for screen sizes.",
+            scope=Scope.CHANNEL,
+            scope_id="discord:456",
+            kind=Kind.FACT,
+            **_envelope(),
+        ),
+        Pinned(note_id=note_id, **_envelope()),
+        Unpinned(note_id=note_id, **_envelope()),
+        Disabled(note_id=note_id, **_envelope()),
+        Enabled(note_id=note_id, **_envelope()),
+        Approved(note_id=note_id, **_envelope()),
+        Refused(note_id=other_id, **_envelope()),
+        Superseded(
+            note_id=other_id, by=note_id, revision_id=revision, how="subject", **_envelope()
+        ),
+        Restored(note_id=other_id, revision_id=revision, **_envelope()),
+        Forgotten(note_id=other_id, **_envelope()),
+        Erased(
+            note_id=other_id,
+            eids=(new_id("ev"), new_id("ev")),
+            final_status="forgotten",
+            **_envelope(),
+        ),
+        ChannelPolicySet(
+            target="discord:456",
+            settings={"memory": "on", "kinds": ["decision", "fact"], "stewards": ["discord:9"]},
+            **_envelope(),
+        ),
+        PreferencesSet(user="discord:123", settings={"inferred": False}, **_envelope()),
+    ]
+    assert {type(ev) for ev in events} == set(EVENT_TYPES.values()), "update every_event_type"
+    return events
+
+
+class EventLogContract(abc.ABC):
+    """Behaviour every event-log backend must show; see the module docstring."""
+
+    _handles: list[EventLog]
+
+    @abc.abstractmethod
+    def make_log(self, tmp_path: Path) -> EventLog:
+        """A new, independent handle on the (initially empty) log that ``tmp_path`` names."""
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def setup_method(self, method: object) -> None:
+        self._handles = []
+
+    def teardown_method(self, method: object) -> None:
+        for handle in self._handles:
+            handle.close()
+
+    def open(self, tmp_path: Path) -> EventLog:
+        """A handle that is closed after the test."""
+        handle = self.make_log(tmp_path)
+        self._handles.append(handle)
+        return handle
+
+    def append(self, log: EventLog, events: Sequence[Event]) -> list[Event]:
+        with log.transaction() as txn:
+            return txn.append(events)
+
+    def read_all(self, tmp_path: Path) -> list[Event]:
+        """Everything in the log, through a fresh handle."""
+        batch = self.open(tmp_path).read_new()
+        return batch.events
+
+    # -- empty log -------------------------------------------------------------------
+
+    def test_empty_log_reads_empty(self, tmp_path: Path) -> None:
+        log = self.open(tmp_path)
+        assert log.read_new() == Batch([], False)
+        assert log.read_new() == Batch([], False)
+        with log.transaction() as txn:
+            assert txn.caught_up == Batch([], False)
+        assert log.history(new_id("note")) == []
+        assert log.repairs == []
+
+    def test_empty_append_is_a_noop(self, tmp_path: Path) -> None:
+        log = self.open(tmp_path)
+        assert self.append(log, []) == []
+        assert self.read_all(tmp_path) == []
+
+    # -- append and read -------------------------------------------------------------
+
+    def test_append_then_read_roundtrip(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        first = [remembered("One."), remembered("Two."), remembered("Three.")]
+        second = [remembered("Four.")]
+        assert self.append(writer, first) == first
+        assert self.append(writer, second) == second
+        # A handle's own appends count as read.
+        assert writer.read_new() == Batch([], False)
+        reader = self.open(tmp_path)
+        batch = reader.read_new()
+        assert batch.reset is False
+        assert batch.events == first + second
+        assert reader.read_new() == Batch([], False)
+
+    def test_every_event_type_roundtrips(self, tmp_path: Path) -> None:
+        events = every_event_type(new_id("note"), new_id("note"))
+        self.append(self.open(tmp_path), events)
+        got = self.read_all(tmp_path)
+        assert got == events
+        assert [type(ev) for ev in got] == [type(ev) for ev in events]
+
+    def test_large_and_unicode_text_roundtrips(self, tmp_path: Path) -> None:
+        events = [
+            remembered('Écrit en français; 日本語も; emoji 🙂; quote " backslash \\ tab \t.'),
+            remembered("x" * 1_000_000),
+            remembered('{"crc":"00000000"} looks like a checksum but is text.'),
+        ]
+        self.append(self.open(tmp_path), events)
+        assert self.read_all(tmp_path) == events
+
+    def test_read_new_is_incremental(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        reader = self.open(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(writer, [a])
+        assert reader.read_new() == Batch([a], False)
+        self.append(writer, [b, c])
+        assert reader.read_new() == Batch([b, c], False)
+        assert reader.read_new() == Batch([], False)
+
+    # -- other handles ---------------------------------------------------------------
+
+    def test_transaction_catches_up_with_other_handles(self, tmp_path: Path) -> None:
+        one = self.open(tmp_path)
+        two = self.open(tmp_path)
+        a, b = remembered("A."), remembered("B.")
+        self.append(one, [a, b])
+        with two.transaction() as txn:
+            assert txn.caught_up == Batch([a, b], False)
+            c = remembered("C.")
+            assert txn.append([c]) == [c]
+        # Caught-up events are read: read_new does not return them again.
+        assert two.read_new() == Batch([], False)
+        with one.transaction() as txn:
+            assert txn.caught_up == Batch([c], False)
+        assert one.read_new() == Batch([], False)
+
+    def test_caught_up_excludes_what_was_already_read(self, tmp_path: Path) -> None:
+        one = self.open(tmp_path)
+        two = self.open(tmp_path)
+        a, b = remembered("A."), remembered("B.")
+        self.append(one, [a])
+        assert two.read_new().events == [a]
+        self.append(one, [b])
+        with two.transaction() as txn:
+            assert txn.caught_up == Batch([b], False)
+
+    def test_interleaved_writers_keep_every_event_in_order(self, tmp_path: Path) -> None:
+        handles = [self.open(tmp_path) for _ in range(3)]
+        expected: list[Event] = []
+        for i in range(30):
+            ev = remembered(f"Note {i}.")
+            self.append(handles[i % 3], [ev])
+            expected.append(ev)
+        assert self.read_all(tmp_path) == expected
+        # Each handle caught up under its last transaction; only later appends remain.
+        assert handles[0].read_new() == Batch(expected[28:], False)
+        assert handles[1].read_new() == Batch(expected[29:], False)
+        assert handles[2].read_new() == Batch([], False)
+
+    def test_events_survive_closing_every_handle(self, tmp_path: Path) -> None:
+        log = self.make_log(tmp_path)
+        events = [remembered("Kept.")]
+        self.append(log, events)
+        log.close()
+        assert self.read_all(tmp_path) == events
+
+    # -- idempotency -----------------------------------------------------------------
+
+    def test_same_eid_twice_in_one_batch_is_stored_once(self, tmp_path: Path) -> None:
+        ev = remembered("Once.")
+        assert self.append(self.open(tmp_path), [ev, ev]) == [ev]
+        assert self.read_all(tmp_path) == [ev]
+
+    def test_retried_append_is_stored_once(self, tmp_path: Path) -> None:
+        log = self.open(tmp_path)
+        ev, other = remembered("Once."), remembered("Other.")
+        assert self.append(log, [ev]) == [ev]
+        assert self.append(log, [ev]) == []
+        assert self.append(log, [ev, other]) == [other]
+        assert self.read_all(tmp_path) == [ev, other]
+
+    def test_retry_from_another_handle_is_stored_once(self, tmp_path: Path) -> None:
+        ev = remembered("Once.")
+        self.append(self.open(tmp_path), [ev])
+        # A second handle that never read the log (another process, a restarted writer).
+        fresh = self.open(tmp_path)
+        assert self.append(fresh, [ev]) == []
+        assert self.read_all(tmp_path) == [ev]
+
+    def test_idempotency_is_by_eid_not_content(self, tmp_path: Path) -> None:
+        ev = remembered("Same eid.")
+        same_eid = remembered("Different content, same eid.", eid=ev.eid)
+        same_text = remembered("Same eid.")
+        log = self.open(tmp_path)
+        self.append(log, [ev])
+        assert self.append(self.open(tmp_path), [same_eid]) == []
+        assert self.append(log, [same_text]) == [same_text]
+        assert self.read_all(tmp_path) == [ev, same_text]
+
+    # -- rewrite (compaction) --------------------------------------------------------
+
+    def test_rewrite_replaces_content_and_resets_other_handles(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        reader = self.open(tmp_path)
+        keep, drop = remembered("Keep."), remembered("Drop.")
+        self.append(writer, [keep, drop])
+        assert reader.read_new().events == [keep, drop]
+        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **_envelope())
+        with writer.transaction() as txn:
+            txn.rewrite([keep, erased])
+        assert writer.read_new() == Batch([], False)
+        assert reader.read_new() == Batch([keep, erased], True)
+        assert reader.read_new() == Batch([], False)
+        assert self.read_all(tmp_path) == [keep, erased]
+        assert drop.text not in repr(self.read_all(tmp_path))
+
+    def test_rewrite_is_seen_as_reset_inside_a_transaction(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        other = self.open(tmp_path)
+        a, b = remembered("A."), remembered("B.")
+        self.append(writer, [a])
+        assert other.read_new().events == [a]
+        with writer.transaction() as txn:
+            txn.rewrite([b])
+        with other.transaction() as txn:
+            assert txn.caught_up == Batch([b], True)
+
+    def test_appends_after_rewrite_continue_the_new_content(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        reader = self.open(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(writer, [a, b])
+        reader.read_new()
+        with writer.transaction() as txn:
+            txn.rewrite([b])
+        # Idempotency holds against the rewritten content, from both handles.
+        assert self.append(writer, [b, c]) == [c]
+        assert self.append(reader, [b]) == []
+        assert self.read_all(tmp_path) == [b, c]
+
+    def test_eids_erased_by_compaction_are_not_stored_again(self, tmp_path: Path) -> None:
+        # A write retried after a compaction erased it must not resurrect forgotten content.
+        writer = self.open(tmp_path)
+        earlier_reader = self.open(tmp_path)
+        drop = remembered("Forgotten content.")
+        self.append(writer, [drop])
+        assert earlier_reader.read_new().events == [drop]
+        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **_envelope())
+        with writer.transaction() as txn:
+            txn.rewrite([erased])
+        assert self.append(writer, [drop]) == []
+        assert self.append(earlier_reader, [drop]) == []
+        assert self.append(self.open(tmp_path), [drop]) == []
+        assert self.read_all(tmp_path) == [erased]
+
+    def test_rewrite_to_empty(self, tmp_path: Path) -> None:
+        writer = self.open(tmp_path)
+        reader = self.open(tmp_path)
+        self.append(writer, [remembered("Gone.")])
+        reader.read_new()
+        with writer.transaction() as txn:
+            txn.rewrite([])
+        assert reader.read_new() == Batch([], True)
+        assert self.read_all(tmp_path) == []
+        d = remembered("After.")
+        assert self.append(reader, [d]) == [d]
+        assert self.read_all(tmp_path) == [d]
+
+    # -- history ---------------------------------------------------------------------
+
+    def test_history_lists_a_notes_events_in_log_order(self, tmp_path: Path) -> None:
+        note_id, other_id = new_id("note"), new_id("note")
+        events = every_event_type(note_id, other_id)
+        # Unrelated events, including one whose *text* mentions the note id.
+        noise = [remembered(f"Mentions {note_id} in its text."), remembered("Unrelated.")]
+        log = self.open(tmp_path)
+        self.append(log, [noise[0], *events, noise[1]])
+        refers_to_note = [
+            ev
+            for ev in events
+            if getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id
+        ]
+        assert log.history(note_id) == refers_to_note
+        assert isinstance(log.history(note_id)[0], Remembered)
+        other = log.history(other_id)
+        assert [type(ev) for ev in other] == [
+            Remembered,
+            Refused,
+            Superseded,
+            Restored,
+            Forgotten,
+            Erased,
+        ]
+        assert log.history(new_id("note")) == []
+
+    def test_history_sees_other_handles_appends(self, tmp_path: Path) -> None:
+        first = remembered("First.")
+        reader = self.open(tmp_path)
+        assert reader.history(first.note_id) == []
+        self.append(self.open(tmp_path), [first])
+        pin = Pinned(note_id=first.note_id, **_envelope())
+        self.append(self.open(tmp_path), [pin])
+        assert reader.history(first.note_id) == [first, pin]
+
+    def test_history_follows_a_rewrite(self, tmp_path: Path) -> None:
+        a = remembered("A.")
+        log = self.open(tmp_path)
+        self.append(log, [a, Pinned(note_id=a.note_id, **_envelope())])
+        with log.transaction() as txn:
+            txn.rewrite([a])
+        assert self.open(tmp_path).history(a.note_id) == [a]
