@@ -141,4 +141,4 @@ def main(click_ctx: click.Context, data: str | None) -> None:
 
 
 # Commands live in remem.cli_* modules; importing one adds its commands to ``main``.
-from remem import cli_notes, cli_recall, cli_tools  # noqa: E402,F401
+from remem import cli_formation, cli_notes, cli_recall, cli_tools  # noqa: E402,F401

@@ -68,12 +68,12 @@ _TASK_VERBS = (
     r"remove|cancel|prepare|build|plot|chart|analy[sz]e|compare|search|fetch|get|grab|"
     r"forward|read|proofread|edit|rewrite|convert|set up|file|order|help|clean|merge|"
     r"restart|refresh|retry|invite|print|download|upload|sort|count|estimate|suggest|"
-    r"recommend|brainstorm|outline|answer|reply|ask|notify|archive|sum|total|count|rank|"
+    r"recommend|brainstorm|outline|answer|reply|ask|notify|archive|sum|total|rank|query|"
     r"deploy|ship|publish|approve|assign|move|rename|copy|paste|format|tag|label|close)"
 )
 _DEICTIC = (
     r"\b(?:this|that|these|those|now|today|tonight|tomorrow|asap|yesterday|right away|"
-    r"immediately|by (?:eod|end of (?:the )?day|tomorrow|monday|tuesday|wednesday|thursday|"
+    r"immediately|last (?:week|month|quarter|year)(?:'s)?|by (?:eod|end of (?:the )?day|tomorrow|monday|tuesday|wednesday|thursday|"
     r"friday|noon|\d)|this (?:morning|afternoon|evening|week|quarter|month)|above|"
     r"your last|the last one)\b"
 )
@@ -123,7 +123,8 @@ _AUTHORITY_PREFIX = re.compile(
 _LEAD_FILLER = re.compile(
     r"^(?:hey|hi|hello|ok(?:ay)?|so|also|and|oh|btw|by the way|fyi|just so you know|"
     r"for the record|for your info(?:rmation)?|heads up|please note(?: that)?|quick note|"
-    r"note|well|alright|right|yeah|yes|actually|honestly|anyway|ps|one more thing|"
+    r"note|well|alright|right|yeah|yes|actually|honestly|anyway|ps|one more thing|fwiw|tbh|"
+    r"imo|for what it's worth|"
     r"as i (?:said|mentioned)(?: before| earlier)?|@\S+|<@\w+>)(?=[\s,:.!-]|$)[\s,:.!-]*",
     re.I,
 )
@@ -249,6 +250,8 @@ _NEGATED_ROLE = re.compile(
 _ROLE_CLAIM = re.compile(
     rf"^i(?:'m| am)\s+(?:(?:the|an?|your|this|their)\s+)?(?:[\w'-]+\s+){{0,2}}?{_ROLE}s?\b"
     r"|^i(?:'m| am)\s+in\s+charge\b"
+    r"|^i(?:'m| am)\s+the\s+(?:one|person)\s+who\s+(?:approves|decides|signs|manages|owns|"
+    r"runs|controls|makes the call)\b"
     r"|^i\s+have\s+(?:full\s+)?(?:admin|owner|root|superuser|sudo|moderator|elevated)\s+"
     r"(?:rights|access|permissions|privileges|role)\b"
     r"|^i\s+(?:run|own|manage|moderate|administer)\s+(?:this|the)\s+(?:channel|workspace|"
@@ -297,10 +300,18 @@ _REPORT_DEF = re.compile(
     re.I,
 )
 _PROCEDURE = re.compile(
-    r"\bdeploy(?:s|ed|ing|ment|ments)?\b|\b(?:release|main|master|develop|hotfix|prod|"
+    r"\bdeploy(?:s|ed|ing|ment|ments)?\b.*\b(?:from|via|through|using|branch|process|"
+    r"procedure|steps?|only|must|should|always|never|fails?|failed|roll|happen\w*|pipeline|"
+    r"checklist|freeze|window)\b|\b(?:to|after|before|every|each) deploy|"
+    r"\b(?:release|main|master|develop|hotfix|prod|"
     r"production)\s+branch\b|\bfrom (?:main|master)\b|\broll ?backs?\b|\brunbook\b|"
     r"\bplaybook\b|\bchecklist\b|\b(?:procedure|process)\s+(?:is|for|to)\b|"
     r"^to \w+, (?:run|use|open|go|ssh)\b",
+    re.I,
+)
+_DEFINITION = re.compile(
+    r"\b(?:is|are) defined as\b"
+    r"|\bcounts? (?:[\w-]+ ){1,3}as (?!of\b|well\b|soon\b|much\b|many\b|far\b)\w+",
     re.I,
 )
 _OPS_NOUN = re.compile(
@@ -319,7 +330,8 @@ _CHANNEL = re.compile(
     r"has\s+)?(?:all\s+)?(?:agreed|decided|settled|voted|chose|committed|concluded|resolved)\b"
     r"|^we've\s+(?:all\s+)?(?:agreed|decided|settled|voted)\b"
     r"|^(?:team|channel|group)\s+(?:decision|agreement|convention|rule|norm|policy)\b"
-    r"|^(?:decision|decided|agreed|convention|norm|team norm)\s*[:-]"
+    r"|^(?:decision|decided|agreed|convention|norm|team norm)\s*[:\-–—]"
+    r"|^we(?:'re| are)\s+(?:standardi[sz]ing|sticking with|going with)\b"
     r"|\bconvention here\b|\b(?:in|for) (?:this|the) channel\b|\bin here\b|^this channel\b"
     r"|^our (?:convention|norm|agreement|practice|team rule)\b|^we(?:'re| are) going with\b",
     re.I,
@@ -328,7 +340,7 @@ _LETS = re.compile(r"^(?:let's|lets|let us)\s+(?!say\b)", re.I)
 _LETS_STANDING = re.compile(
     r"\b(?:keep|stick (?:with|to)|standardi[sz]e|adopt|switch to|default to|always|never|"
     r"every|each|from now on|going forward|moving forward|here|"
-    r"on (?:mon|tues|wednes|thurs|fri|satur|sun)days)\b",
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days|mornings|afternoons|evenings)\b",
     re.I,
 )
 _WE = re.compile(r"^(?:we|we all|the team)\b", re.I)
@@ -344,7 +356,7 @@ _PREF = re.compile(
     r"|^i(?:'d| would)\s+(?:much\s+|really\s+)?(?:rather|prefer|like|love|appreciate)\b"
     r"|^i(?:'m| am)\s+(?:not\s+)?(?:really\s+)?(?:a\s+|more of a\s+|no\s+)?(?:big\s+|huge\s+)?fan\b"
     r"|^i(?:'m| am) (?:more of )?an? \w+ person\b|^my (?:favou?rite|preferred)\b"
-    r"|^call me\b|^for me\b",
+    r"|^call me\b|^for me\b|^(?:don't|do not|never) call me\b|^prefer\b",
     re.I,
 )
 _FACT_STATE = (
@@ -354,7 +366,8 @@ _FACT_STATE = (
     r"vegetarian|vegan|pescatarian|allergic|lactose|gluten|colou?r ?blind|left-handed|"
     r"right-handed|deaf|dyslexic|diabetic|celiac|coeliac|fluent|native|married|part-time|"
     r"full-time|remote|working (?:remotely|from|part-time|at|for|in)|responsible for|"
-    r"new to|learning)"
+    r"new to|learning|[a-z]+(?:ian|ese|ish)\b|german|american|dutch|french|swiss|greek|thai|"
+    r"korean|mexican|canadian)"
 )
 _FACT = re.compile(
     rf"^i\s+(?:{_ADVERBS}\s+)*(?:(?:do not|don't|never)\s+)?(?:live|reside|work|grew up|"
@@ -383,7 +396,7 @@ _STYLE = re.compile(
     r"code blocks?|tl;?dr|exclamation(?: marks?| points?)?|jargon|pleasantries|"
     r"sign(?:-| )?off|spelling|punctuation|concise|verbose|wordy|formal|informal|casual|"
     rf"apologi[sz]e|apologies|greetings?|numbered lists?|bulleted|(?:in|use) (?:{_LANGS})|"
-    r"language|say(?:ing)? ⟦\d+|start(?:ing)? (?:every|each|your|replies|answers|messages|with)|"
+    r"language|say(?:ing)? ⟦\d+|(?:words?|phrases?|terms?) ⟦\d+|start(?:ing)? (?:every|each|your|replies|answers|messages|with)|"
     r"begin(?:ning)? with|end(?:ing)? (?:every|each|your|messages|replies|answers|with)|"
     r"\d+ words|sentences|paragraphs|dates as|explain things|be (?:more|less)|"
     r"(?:straight|get) to the point|format code)\b",
@@ -394,7 +407,7 @@ _STYLE_GENERAL = re.compile(
 )
 _MANNER = re.compile(
     rf"\b(?:in (?:{_LANGS})|use (?:{_LANGS})|bullet|short|brief|concise|formal|informal|"
-    r"casual|detailed|emojis?|markdown|tables?)\b",
+    r"casual|detailed|emojis?|markdown|tables?|language)\b",
     re.I,
 )
 _ME = re.compile(r"\b(?:me|my|mine)\b", re.I)
@@ -507,6 +520,8 @@ def is_operational_content(low: str) -> bool:
 
 
 def _step_operational(c: _Ctx) -> Verdict | None:
+    if _DEFINITION.search(c.low):
+        return Verdict("operational", 0.8)  # "count X as Y" defines, even as an imperative
     if not is_operational_content(c.low):
         return None
     if (c.task or c.request) and not c.standing:
@@ -547,8 +562,9 @@ def _step_style(c: _Ctx) -> Verdict | None:
     if _REPORT_NOUN.search(c.low) and not _REPLY_NOUN.search(c.low):
         return None  # about a report's content, not the agent's replies
     if _DEICTIC_RE.search(c.low) and not c.standing:
-        return None  # "answer this one in bullets" is about one reply
-    if c.task and not (c.standing or _STYLE_GENERAL.search(c.low)):
+        # "use bullet points for this summary" is about one reply
+        return Verdict("one_off", 0.7) if c.imperative and not c.task else None
+    if c.task and not (c.standing or _STYLE_GENERAL.search(c.low) or _MANNER.search(c.low)):
         return None
     if c.imperative or c.standing or c.request or _MODAL_RULE.search(c.low):
         return Verdict("style_rule", 0.8)

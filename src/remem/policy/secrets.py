@@ -16,7 +16,7 @@ Design constraints, because this runs on every write:
   import) and only consulted once their cheap trigger matched.
 * The entropy plugins of detect-secrets are deliberately not used: on prose
   they flag ids, hashes and hostnames. Entropy here only counts next to a
-  secret-ish keyword (:func:`has_keyed_token`).
+  secret-ish keyword (:func:`_has_keyed_token`).
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ _PASSWORD = re.compile(
     r"(?:\s+(?:now|still|currently|actually|just|always))?)\s*|\s+)"
     r"(?P<quote>[\"'`“‘])?(?P<val>[^\s\"'`“”‘’,;]+)(?P<rest>.{0,24})"
 )
-PASSWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_PW_WORDS}|{_PIN_WORDS})(?![A-Za-z0-9]))"
+_PASSWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_PW_WORDS}|{_PIN_WORDS})(?![A-Za-z0-9]))"
 
 # Words that follow "password is" / "password:" in ordinary talk about passwords.
 _NOT_A_VALUE = _wordset(
@@ -286,7 +286,7 @@ def _set_value_ok(m: re.Match[str]) -> bool:
     return m["quote"] is not None or _strong(val) or (val.isdigit() and len(val) >= 4)
 
 
-def has_password(text: str) -> bool:
+def _has_password(text: str) -> bool:
     """A password, PIN, passcode or door/alarm code stated with its value."""
     if any(_password_value_ok(m, text) for m in _PASSWORD.finditer(text)):
         return True
@@ -297,7 +297,7 @@ def has_password(text: str) -> bool:
 
 # Payment cards: 13-19 digits, optional uniform separators in card-like groups,
 # a plausible issuer prefix and a valid Luhn checksum.
-CARD_TRIGGER = r"\d(?:[ -]?\d){12}"
+_CARD_TRIGGER = r"\d(?:[ -]?\d){12}"
 _CARD = re.compile(r"(?<![\w.+/-])\d(?:[ -]?\d){12,18}(?![\w/]|[.-]\d)")
 _CARD_GROUPS = ((4, 6, 5), (4, 6, 4))
 # Published sandbox numbers (Stripe, Adyen, Braintree docs) are not cardholder data.
@@ -345,12 +345,12 @@ def _card_ok(raw: str) -> bool:
     return _issuer_ok(digits) and _luhn_ok(digits)
 
 
-def has_card_number(text: str) -> bool:
+def _has_card_number(text: str) -> bool:
     """A payment card number (Luhn-valid, issuer-shaped, card-like grouping)."""
     return any(_card_ok(m.group(0)) for m in _CARD.finditer(text))
 
 
-NATIONAL_ID_TRIGGER = r"(?i:\bssn\b|social security|passport (?:number|no|#))"
+_NATIONAL_ID_TRIGGER = r"(?i:\bssn\b|social security|passport (?:number|no|#))"
 _NATIONAL_ID = re.compile(
     r"(?i)\b(?:ssn|social security(?: number| no\.?| #)?)\b\D{0,24}?(?<!\d)"
     r"\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)"
@@ -358,7 +358,7 @@ _NATIONAL_ID = re.compile(
 )
 
 
-def has_national_id(text: str) -> bool:
+def _has_national_id(text: str) -> bool:
     """A social security or passport number stated with its label."""
     return _NATIONAL_ID.search(text) is not None
 
@@ -371,7 +371,7 @@ _QUALIFIERS = (
     r"|sdk|dev|developer|ingest|ingestion|write|read|x-api"
 )
 _KW_CORE = r"api[_-]?key|apikey|keys?|tokens?|secrets?|credentials?|creds"
-KEYWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_KW_CORE}|bearer|auth(?:orization)?)(?![A-Za-z0-9]))"
+_KEYWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_KW_CORE}|bearer|auth(?:orization)?)(?![A-Za-z0-9]))"
 _TOKEN = r"[A-Za-z0-9_\-+/=.~]{16,}"
 _KEYED_AFTER = re.compile(
     rf"(?i)(?<![A-Za-z0-9])(?P<kw>(?:(?:{_QUALIFIERS})[\s_-]?)?(?:{_KW_CORE})|bearer"
@@ -403,7 +403,7 @@ _WORD = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
 
 
 def _word_like(part: str) -> bool:
-    """ "limiter", "HTTP", "getUserToken" are words; "uymATOUtyxcx" is not."""
+    """True for words such as "limiter", "HTTP", "getUserToken"; not for "uymATOUtyxcx"."""
     return _WORD.fullmatch(part) is not None
 
 
@@ -413,7 +413,7 @@ def _identifier_like(token: str) -> bool:
     return all(_word_like(p) or p.isdigit() or len(p) <= 4 for p in parts)
 
 
-def looks_random(token: str) -> bool:
+def _looks_random(token: str) -> bool:
     """Long, letters-and-digits, not an identifier/path/host, high Shannon entropy."""
     token = token.strip(".-_~")
     if len(token) < 16 or not _mixed(token):
@@ -434,14 +434,14 @@ def _keyed_after_ok(m: re.Match[str], text: str) -> bool:
             return False
     if "ssh-" in text[max(0, m.start("val") - 24) : m.start("val")]:
         return False  # an SSH public key's base64 body
-    return looks_random(m["val"])
+    return _looks_random(m["val"])
 
 
-def has_keyed_token(text: str) -> bool:
+def _has_keyed_token(text: str) -> bool:
     """A random-looking token adjacent to key/token/secret/credential/bearer/auth."""
     if any(_keyed_after_ok(m, text) for m in _KEYED_AFTER.finditer(text)):
         return True
-    return any(looks_random(m["val"]) for m in _KEYED_BEFORE.finditer(text))
+    return any(_looks_random(m["val"]) for m in _KEYED_BEFORE.finditer(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -649,7 +649,10 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
         "a URL or connection string with an embedded password",
         "://",
         r"://[^\s/@]*:[^\s/@]+@",
-        _either(_url_has_password, _plugin_confirm("basic_auth", lambda m: not m.strip("*"))),
+        _either(
+            _url_has_password,
+            _plugin_confirm("basic_auth", lambda m: not _PLACEHOLDER_PASSWORD.match(m)),
+        ),
     ),
     _rule(
         "basic_auth",
@@ -662,23 +665,23 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
         "password_in_prose",
         "a password, PIN or passcode",
         "pass|pw|p/w|pin|code|combo|combination|cred|key",
-        PASSWORD_TRIGGER,
-        has_password,
+        _PASSWORD_TRIGGER,
+        _has_password,
     ),
-    _rule("card_number", "a payment card number", "", CARD_TRIGGER, has_card_number),
+    _rule("card_number", "a payment card number", "", _CARD_TRIGGER, _has_card_number),
     _rule(
         "national_id",
         "a government identity number",
         "ssn|social security|passport",
-        NATIONAL_ID_TRIGGER,
-        has_national_id,
+        _NATIONAL_ID_TRIGGER,
+        _has_national_id,
     ),
     _rule(
         "high_entropy_token",
         "a token-like secret next to a word such as key, token or secret",
         "key|token|secret|cred|bearer|auth|LONG",
-        KEYWORD_TRIGGER,
-        has_keyed_token,
+        _KEYWORD_TRIGGER,
+        _has_keyed_token,
     ),
 )
 
