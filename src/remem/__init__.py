@@ -21,6 +21,11 @@ from remem.errors import (
     StoreError,
     UnsupportedLog,
 )
+from remem.commands.execute import Reply
+from remem.formation.extract import LearnReport, Message
+from remem.prompt import Prompt
+from remem.recall.engine import Recall
+from remem.recall.trace import Trace
 from remem.service import Memory
 
 __version__ = "0.1.0"
@@ -34,7 +39,9 @@ __all__ = [
     "Event",
     "InvalidInput",
     "Kind",
+    "LearnReport",
     "Memory",
+    "Message",
     "NotFound",
     "Note",
     "Rejected",
@@ -46,6 +53,7 @@ __all__ = [
     "Source",
     "Status",
     "StoreError",
+    "Trace",
     "UnsupportedLog",
     "__version__",
 ]
