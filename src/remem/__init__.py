@@ -6,6 +6,7 @@
 >>> mem.remember(ctx, "Prefers replies of one or two sentences.")        # doctest: +SKIP
 """
 
+from remem.commands.execute import Reply
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
@@ -21,7 +22,6 @@ from remem.errors import (
     StoreError,
     UnsupportedLog,
 )
-from remem.commands.execute import Reply
 from remem.formation.extract import LearnReport, Message
 from remem.prompt import Prompt
 from remem.recall.engine import Recall
@@ -44,8 +44,11 @@ __all__ = [
     "Message",
     "NotFound",
     "Note",
+    "Prompt",
+    "Recall",
     "Rejected",
     "RememError",
+    "Reply",
     "Role",
     "RunContext",
     "RunKind",
