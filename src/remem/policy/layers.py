@@ -210,8 +210,12 @@ def merge(layers: list[tuple[str, Mapping[str, Any]]]) -> Merged:
             elif value != values[key]:
                 clamped.append(
                     f"{key}={_show(value)} from {layer} is looser than {_show(values[key])} "
-                    f"from {sources[key]}; {_show(values[key])} applies"
+                    f"from {sources[key]}; {_show(stricter)} applies"
                 )
+                if stricter != values[key]:
+                    # Neither value contains the other (two sets that overlap): both
+                    # restrictions hold, so the intersection applies.
+                    values[key], sources[key] = stricter, layer
     limits = replace(DEFAULT_LIMITS, **values)
     for key in FILE_KEYS:
         sources.setdefault(key, "default")

@@ -225,6 +225,7 @@ _UNIT_NEXT = re.compile(
 )
 _LOGIN_CONTEXT = re.compile(r"(?i)\b(?:user(?:name)?|login|account|e-?mail|user ?id)\b")
 _PIN_VALUE = re.compile(r"[#*]?\d[\d #*.-]*")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+$", re.I)
 _SPECIAL = frozenset("!@#$%^&*+=?~_|\\/<>")
 _DULL_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive", "tion")
@@ -249,6 +250,8 @@ def _password_value_ok(m: re.Match[str], text: str) -> bool:
     if not val or _PLACEHOLDER_VALUE.match(val) or _UNIT_NEXT.match(m["rest"]):
         return False
     if m["pin"] is not None:
+        if m["conn"] is None and _YEAR.fullmatch(val):
+            return False  # "the PIN 2024 rollout": a bare year is not a stated PIN
         return _PIN_VALUE.fullmatch(val) is not None and sum(c.isdigit() for c in val) >= 3
     if m["pw"].lower() == "pass" and not _LOGIN_CONTEXT.search(text):
         return False  # "boarding pass: gate 12" is not a credential
