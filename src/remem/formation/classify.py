@@ -37,6 +37,11 @@ from remem.core.model import Kind
 from remem.formation import rules
 
 
+def _words(text: str) -> frozenset[str]:
+    """A word set written as one string, for compact vocabulary tables."""
+    return frozenset(text.split())
+
+
 class Category(StrEnum):
     """What a message (or one part of it) is, for the purpose of learning."""
 
@@ -138,7 +143,7 @@ def _findings(text: str) -> list[rules.Finding]:
         if verdict.label in ("one_off", "none"):
             found.append(rules.Finding(verdict.label, "", confidence=verdict.confidence))
             continue
-        statement = rules.restore_quotes(phrase(verdict, core, request=request), quotes)
+        statement = rules.restore_quotes(phrase(verdict, core), quotes)
         found.append(
             rules.Finding(
                 label=verdict.label,
@@ -199,90 +204,14 @@ _IRREGULAR = {
     "haven't": "has not",
     "aren't": "is not",
 }
-_UNCHANGED = frozenset(
-    [
-        "can",
-        "could",
-        "would",
-        "will",
-        "should",
-        "might",
-        "must",
-        "may",
-        "shall",
-        "did",
-        "was",
-        "had",
-        "cannot",
-        "never",
-        "grew",
-        "got",
-        "went",
-        "made",
-        "took",
-        "left",
-        "began",
-        "became",
-        "said",
-        "told",
-        "spoke",
-        "wrote",
-        "came",
-        "ran",
-        "met",
-        "put",
-        "set",
-        "let",
-    ]
+_UNCHANGED = _words(
+    "can could would will should might must may shall did was had cannot never grew got "
+    "went made took left began became said told spoke wrote came ran met put set let"
 )
-_ADVERB_WORDS = frozenset(
-    [
-        "really",
-        "strongly",
-        "much",
-        "generally",
-        "usually",
-        "normally",
-        "typically",
-        "also",
-        "definitely",
-        "just",
-        "totally",
-        "honestly",
-        "actually",
-        "mostly",
-        "still",
-        "now",
-        "currently",
-        "always",
-        "never",
-        "truly",
-        "rarely",
-        "often",
-        "sometimes",
-        "mainly",
-        "only",
-    ]
-)
-_CONJUNCTIONS = frozenset(
-    [
-        "when",
-        "whenever",
-        "if",
-        "that",
-        "and",
-        "so",
-        "because",
-        "as",
-        "before",
-        "after",
-        "once",
-        "unless",
-        "until",
-        "while",
-        "but",
-        "or",
-    ]
+_ADVERB_WORDS = _words(
+    "really strongly much generally usually normally typically also definitely just "
+    "totally honestly actually mostly still now currently always never truly rarely often "
+    "sometimes mainly only"
 )
 
 
@@ -354,40 +283,9 @@ _SUBJECT_VERB = re.compile(
     r"just|now|all) )*)([a-z]+)\b",
     re.I,
 )
-_NOT_VERBS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "to",
-        "of",
-        "in",
-        "on",
-        "at",
-        "for",
-        "with",
-        "from",
-        "by",
-        "about",
-        "is",
-        "has",
-        "will",
-        "would",
-        "should",
-        "must",
-        "can",
-        "could",
-        "may",
-        "might",
-        "did",
-        "does",
-        "was",
-        "were",
-        "not",
-        "and",
-        "or",
-        "but",
-    ]
+_NOT_VERBS = _words(
+    "the a an to of in on at for with from by about is has will would should must can "
+    "could may might did does was were not and or but"
 )
 
 
@@ -425,7 +323,7 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-def phrase(verdict: rules.Verdict, core: str, *, request: bool = False) -> str:
+def phrase(verdict: rules.Verdict, core: str) -> str:
     """The memory as a short third-person statement built from the cleaned sentence."""
     text = core.strip().rstrip(" .!?;,")
     if verdict.claim:
@@ -436,6 +334,7 @@ def phrase(verdict: rules.Verdict, core: str, *, request: bool = False) -> str:
 
 
 def _claim_statement(text: str) -> str:
+    text = rules.strip_standing(text)
     text = re.split(r"\s*(?:[,;]|\bso\b|\bbut\b|\band\b)\s*", text, maxsplit=1)[0]
     match = re.match(r"^i(?:'m|\s+am)\s+", text, re.I)
     if match:
@@ -489,3 +388,17 @@ def _impersonal_statement(text: str) -> str:
     if match:
         return "The team will " + swap_pronouns(text[match.end() :])
     return swap_pronouns(text)
+
+
+__all__ = [
+    "KINDS_BY_CATEGORY",
+    "MEMORY_CATEGORIES",
+    "Category",
+    "Classification",
+    "Classifier",
+    "Item",
+    "RuleClassifier",
+    "conjugate",
+    "phrase",
+    "swap_pronouns",
+]

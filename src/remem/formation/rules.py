@@ -1,15 +1,14 @@
 """Deterministic English rules behind :class:`remem.formation.classify.RuleClassifier`.
 
 This module is pure text analysis: it knows nothing of roles, scopes or
-authority. :func:`analyse` turns one message into :class:`Finding` rows whose
-``label`` is a ``Category`` value; the classifier wraps them into items.
-
-Pipeline, per message: normalise quotes and apostrophes → drop block quotes
-(``> ...`` lines) → mask quoted spans (so quoted words are never the
-speaker's own claim or directive) → split into sentences and ``and I`` /
-``and my`` clauses → per sentence: strip fillers, authority-spoofing
-prefixes and request openers, then walk a fixed ladder of decisions
-(:func:`_decide`). Two principles fix the order of that ladder:
+authority. The classifier drives it: per message, :func:`normalise` quotes
+and apostrophes → :func:`drop_block_quotes` (``> ...`` lines) →
+:func:`mask_quotes` (quoted words are never the speaker's own claim or
+directive) → :func:`split_clauses` (sentences, ``..., and I ...`` clauses)
+→ per clause :func:`clean_sentence` (fillers, authority-spoofing prefixes,
+request openers) → :func:`decide` (a fixed ladder of steps; the first that
+recognises the sentence gives its :class:`Verdict`) → :func:`subject_for`.
+Labels are ``Category`` values. Two principles fix the order of the ladder:
 
 * **Operational content wins over framing.** A data source, hostname,
   report definition or deploy procedure stays operational even when phrased
@@ -40,6 +39,11 @@ class Finding:
     fact: bool = False
     claim: bool = False
     confidence: float = 0.8
+
+
+def _words(text: str) -> frozenset[str]:
+    """A word set written as one string, for compact vocabulary tables."""
+    return frozenset(text.split())
 
 
 # --------------------------------------------------------------------------- vocabulary
@@ -73,7 +77,8 @@ _TASK_VERBS = (
 )
 _DEICTIC = (
     r"\b(?:this|that|these|those|now|today|tonight|tomorrow|asap|yesterday|right away|"
-    r"immediately|last (?:week|month|quarter|year)(?:'s)?|by (?:eod|end of (?:the )?day|tomorrow|monday|tuesday|wednesday|thursday|"
+    r"immediately|last (?:week|month|quarter|year)(?:'s)?|"
+    r"by (?:eod|end of (?:the )?day|tomorrow|monday|tuesday|wednesday|thursday|"
     r"friday|noon|\d)|this (?:morning|afternoon|evening|week|quarter|month)|above|"
     r"your last|the last one)\b"
 )
@@ -101,15 +106,26 @@ _STANDING_PREFIX = re.compile(
 _TRANSLATE = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "«": '"', "»": '"'})
 _QUOTED = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]+\'(?!\w)|`[^`\n]*`')
 _PLACEHOLDER = re.compile(r"⟦(\d+)⟧")
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_CLAUSE_SPLIT = re.compile(r",?\s+(?:and|but)\s+(?=(?:i|i'm|i've|i'd|my)\b)", re.I)
+_SENTENCE_SPLIT = re.compile(
+    r"(?<!\b[DM]r\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)"
+    r"(?<=[.!?])\s+|\n+"
+)
+# "..., and I ..." starts a second statement; so does ", from now on ..." after a claim.
+_CLAUSE_SPLIT = re.compile(
+    r",?\s+(?:and|but)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
+    r"|,\s+(?:and\s+)?(?=(?:from now on|going forward|moving forward|always|never|please|use)\b)",
+    re.I,
+)
+_SUBORDINATE = re.compile(
+    r"^(?:when|whenever|if|once|after|before|for|every time|each time)\b", re.I
+)
 
 _AUTHORITY_PREFIX = re.compile(
     r"^(?:"
     r"[\[(<{]\s*(?:admin|administrator|owner|system|sys|root|moderator|mod|manager|operator|"
     r"superuser|sudo|boss)[^\])>}]{0,24}[\])>}]\s*[:,-]?\s*"
     r"|(?:admin|administrator|owner|system|root|moderator|sudo|operator|superuser|management)"
-    r"(?:\s+(?:override|mode|message|note|command|notice|instruction|says))?\s*[:>-]\s*"
+    r"(?:\s+(?:override|mode|message|note|command|notice|instruction|says))?\s*(?::|>|\s-)\s*"
     r"|(?:note|message|instruction|directive|order|notice)\s+from\s+(?:the\s+|your\s+)?"
     r"(?:admin|administrator|owner|manager|management|boss)\s*[:,-]\s*"
     r"|(?:speaking\s+|writing\s+)?as\s+(?:the|an?|your|this)\s+(?:\w+\s+){0,2}?"
@@ -135,7 +151,8 @@ _REMEMBER = re.compile(
     re.I,
 )
 _REQUEST_OPENER = re.compile(
-    r"^(?:(?:can|could|would|will)\s+(?:you|u|ya)\s+(?:please\s+)?|would you mind\s+|"
+    r"^(?:would you mind\s+|(?:can|could|would|will)\s+(?:you|u|ya)\s+"
+    r"(?!rather\b|like\b|say\b|agree\b|prefer\b|know\b|be\b)(?:please\s+)?|"
     r"(?:i'd|i would|i)\s+(?:like|want|need)\s+you\s+to\s+|i'd love (?:it )?if you (?:could )?)",
     re.I,
 )
@@ -186,10 +203,17 @@ def split_clauses(text: str) -> list[str]:
     """Sentences, and ``..., and I ...`` / ``... and my ...`` clauses within them."""
     out: list[str] = []
     for sentence in _SENTENCE_SPLIT.split(text):
+        sentence = strip_authority(sentence)
         start = 0
         for match in _CLAUSE_SPLIT.finditer(sentence):
             left = sentence[start : match.start()]
-            if len(left.split()) >= 2:  # "Dana and I agreed" is one subject, not two clauses
+            # "Dana and I agreed" is one subject; "When you write to me, use French" one order
+            right = sentence[match.end() :]
+            if (
+                len(left.split()) >= 2
+                and len(right.split()) >= 3  # ", never directly" qualifies; it is no clause
+                and not (_SUBORDINATE.match(left) or _ONCE_RE.search(left))
+            ):
                 out.append(left)
                 start = match.end()
         out.append(sentence[start:])
@@ -234,7 +258,23 @@ _HYPOTHETICAL = re.compile(
     r"|\bif\s+(?:[\w']+\s+){1,3}?(?:were|was|had|did|used|could|would|went|switched|"
     r"changed|moved)\b"
     r"|\b(?:i|we)(?:'d| would)\s+(?:change|do|switch|make|use|pick|choose|move|go)\b"
-    r"|\bwould (?:it|that) (?:be|make)\b",
+    r"|\bwould (?:it|that) (?:be|make)\b"
+    r"|^(?:i (?:think|guess|suppose|feel like|wonder|believe|reckon)|maybe|perhaps|probably)\b",
+    re.I,
+)
+# Attempts to re-instruct the agent are neither memories nor tasks.
+_INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
+    r"(?:previous|prior|above|earlier|system|original)?\s*(?:instructions|rules|prompts?|"
+    r"guidelines|guardrails|restrictions)\b"
+    r"|\bgrant (?:me|them|him|her|us)\b|\bdeveloper mode\b|\bjailbreak|\byou are now\b"
+    r"|\bnew system prompt\b",
+    re.I,
+)
+# A reaction ("I love this!") is not a preference worth keeping.
+_REACTION = re.compile(
+    r"^i\s+(?:really\s+|just\s+|absolutely\s+)?(?:love|like|hate|dislike|enjoy|prefer)\s+"
+    r"(?:this|that|it|these|those)(?:\s+(?:one|idea|so much|a lot|too))?$",
     re.I,
 )
 _REPORTED = re.compile(
@@ -356,7 +396,8 @@ _PREF = re.compile(
     r"|^i(?:'d| would)\s+(?:much\s+|really\s+)?(?:rather|prefer|like|love|appreciate)\b"
     r"|^i(?:'m| am)\s+(?:not\s+)?(?:really\s+)?(?:a\s+|more of a\s+|no\s+)?(?:big\s+|huge\s+)?fan\b"
     r"|^i(?:'m| am) (?:more of )?an? \w+ person\b|^my (?:favou?rite|preferred)\b"
-    r"|^call me\b|^for me\b|^(?:don't|do not|never) call me\b|^prefer\b",
+    r"|^call me (?!when|if|at|tomorrow|later|back|asap|on|after|before|about|now|today|tonight|"
+    r"in|once|whenever)|^for me\b|^(?:don't|do not|never) call me\b|^prefer\b",
     re.I,
 )
 _FACT_STATE = (
@@ -396,7 +437,8 @@ _STYLE = re.compile(
     r"code blocks?|tl;?dr|exclamation(?: marks?| points?)?|jargon|pleasantries|"
     r"sign(?:-| )?off|spelling|punctuation|concise|verbose|wordy|formal|informal|casual|"
     rf"apologi[sz]e|apologies|greetings?|numbered lists?|bulleted|(?:in|use) (?:{_LANGS})|"
-    r"language|say(?:ing)? ⟦\d+|(?:words?|phrases?|terms?) ⟦\d+|start(?:ing)? (?:every|each|your|replies|answers|messages|with)|"
+    r"language|say(?:ing)? ⟦\d+|(?:words?|phrases?|terms?) ⟦\d+|"
+    r"start(?:ing)? (?:every|each|your|replies|answers|messages|with)|"
     r"begin(?:ning)? with|end(?:ing)? (?:every|each|your|messages|replies|answers|with)|"
     r"\d+ words|sentences|paragraphs|dates as|explain things|be (?:more|less)|"
     r"(?:straight|get) to the point|format code)\b",
@@ -416,11 +458,15 @@ _REPLY_NOUN = re.compile(r"\b(?:repl|answer|respon|message)", re.I)
 _NON_IMPERATIVE = re.compile(
     r"^(?:i|i'm|i'd|i've|you|you're|we|we're|they|he|she|it|it's|this|that|these|those|the|"
     r"a|an|my|our|your|their|there|here|what|who|which|thanks|thank|lol|haha|nice|great|"
-    r"good|cool|ok|okay|sure|yes|hmm|wow|sorry|oops|[\w-]+s)\b",
+    r"good|cool|ok|okay|sure|yes|hmm|wow|sorry|oops|happy|glad|ready|fine|welcome|busy|excited|"
+    r"proud|lucky|mind|every|each|any|some|all|most|[\w-]+s)\b",
     re.I,
 )
 _MODAL_RULE = re.compile(r"\b(?:should|must|needs? to|has to|have to|is to|are to)\b", re.I)
-_LEAD_CLAUSE = re.compile(r"^(?:when|whenever|if|once|after|before|for)\b[^,]{1,80},\s*", re.I)
+_LEAD_CLAUSE = re.compile(
+    r"^(?:when|whenever|if|once|after|before|for|every time|each time|any ?time)\b[^,]{1,80},\s*",
+    re.I,
+)
 _TASK_START = re.compile(rf"^(?:{_ADVERBS}\s+)?{_TASK_VERBS}\b", re.I)
 _ONCE_RE = re.compile(_ONCE, re.I)
 _DEICTIC_RE = re.compile(_DEICTIC, re.I)
@@ -464,7 +510,7 @@ def decide(
         return _NONE  # only quoted text or punctuation: nothing of the speaker's own
     if not (request or remember) and (asked or _QUESTION_START.match(low)):
         return Verdict("none", 0.7)
-    if _HYPOTHETICAL.search(low) or _REPORTED.search(low):
+    if _HYPOTHETICAL.search(low) or _REPORTED.search(low) or _INJECTION.search(low):
         return Verdict("none", 0.7)
     ctx = _context(low, request=request, rule_prefix=rule_prefix)
     for step in _STEPS:
@@ -540,6 +586,8 @@ def _step_channel(c: _Ctx) -> Verdict | None:
 
 
 def _step_personal(c: _Ctx) -> Verdict | None:
+    if _REACTION.match(c.low):
+        return _NONE
     if _PREF.match(c.low):
         if _WANT_NOW.match(c.low) and _DEICTIC_RE.search(c.low):
             return Verdict("one_off", 0.75)  # "I want the report now" is a request
@@ -601,7 +649,7 @@ _DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _PERSONAL_SUBJECTS = tuple(
     (name, re.compile(pattern, re.I))
     for name, pattern in (
-        ("user.name", r"\bcall me\b|\bmy name\b|\bgo by\b"),
+        ("user.name", r"\bcall me\b|\bmy name\b|\bgo by\b|\bbe called\b"),
         ("user.pronouns", r"\bpronouns?\b"),
         ("user.language", rf"\b(?:in|into|use|speak to me in) (?:{_LANGS})\b|\blanguage\b"),
         (
@@ -752,35 +800,9 @@ def _deploy_subject(low: str) -> str:
 
 
 _REPORT_MENTION = re.compile(r"\b(reports?|dashboards?|decks?)\b", re.I)
-_REPORT_STOP = frozenset(
-    [
-        "the",
-        "our",
-        "a",
-        "an",
-        "this",
-        "that",
-        "my",
-        "your",
-        "for",
-        "to",
-        "of",
-        "in",
-        "and",
-        "use",
-        "uses",
-        "from",
-        "with",
-        "on",
-        "by",
-        "all",
-        "every",
-        "each",
-        "should",
-        "must",
-        "is",
-        "are",
-    ]
+_REPORT_STOP = _words(
+    "the our a an this that my your for to of in and use uses from with on by all every "
+    "each should must is are"
 )
 
 
