@@ -223,7 +223,7 @@ def _review_action(name: str, summary: str) -> None:
     def command(obj: Ctx, note_id: str) -> None:
         ctx, _ = obj.locate(note_id)
         note = getattr(obj.mem, name)(ctx, note_id)
-        click.echo(f"{name}d: {note_line(note)}")
+        click.echo(f"{name.removesuffix('e')}ed: {note_line(note)}")
 
 
 _review_action("approve", "Approve a pending or unverified note.")

@@ -71,11 +71,12 @@ def effective_policy(mem: Memory, ctx: RunContext) -> dict[str, Any]:
     for key in ("inferred", "cross_channel"):
         if key in prefs:
             values[f"my_{key}"] = {"value": prefs[key], "layer": "participant"}
+    clamped = list(merged.clamped) + _participant_clamps(prefs, merged.limits, merged.sources)
     stewards = state.channel_policies.get(channel or "", {}).get("stewards", [])
     return {
         "values": values,
         "stewards": list(stewards),
-        "clamped": list(merged.clamped),
+        "clamped": clamped,
         "warnings": [mem._book.warning] if mem._book.warning else [],
     }
 
@@ -153,7 +154,30 @@ def set_my_preferences(
             "cross-channel recall is turned off by admin policy; your choice is saved "
             "and applies if that changes"
         )
+    if inferred and mem.limits(ctx, ctx.channel).inferred == "off":
+        notices.append(
+            "inferred memory is turned off here by policy; your choice is saved "
+            "and applies if that changes"
+        )
     return PolicyChange(settings, {}, notices)
+
+
+def _participant_clamps(
+    prefs: dict[str, Any], limits: Limits, sources: dict[str, str]
+) -> list[str]:
+    """A participant's consent that a wider layer overrides (stricter wins)."""
+    out = []
+    if prefs.get("cross_channel") is True and limits.cross_channel_user_recall == "off":
+        layer = sources.get("cross_channel_user_recall", "admin")
+        out.append(
+            f"my_cross_channel=true from participant is looser than off from {layer}; off applies"
+        )
+    if prefs.get("inferred") is True and limits.inferred == "off":
+        layer = sources.get("inferred", "admin")
+        out.append(
+            f"my_inferred=true from participant is looser than off from {layer}; off applies"
+        )
+    return out
 
 
 # -- write policy --------------------------------------------------------------
@@ -188,10 +212,14 @@ def screen_write(
 
 
 def initial_status(mem: Memory, ctx: RunContext, state: State, plan: RememberPlan) -> Status:
+    """``pending`` when any review rule applies (stricter wins), else ``active``."""
     limits = plan.limits
-    if plan.basis is Basis.INFERRED:
-        return Status.ACTIVE if limits.inferred == "auto" else Status.PENDING
     if plan.scope is Scope.AGENT and ctx.role.is_system and limits.agent_writes == "review":
+        return Status.PENDING
+    if plan.basis is Basis.INFERRED:
+        mode = limits.inferred
+        if mode == "auto" or (mode.startswith("evidence:") and inferred_rank(mode)[1] <= 1):
+            return Status.ACTIVE
         return Status.PENDING
     return Status.ACTIVE
 
@@ -200,6 +228,10 @@ def evidence_events(mem: Memory, ctx: RunContext, note: Note, limits: Limits) ->
     """Approve a pending inferred note once it has the evidence ``evidence:N`` asks for."""
     mode = limits.inferred
     if note.status is not Status.PENDING or not mode.startswith("evidence:"):
+        return []
+    if note.basis is not Basis.INFERRED:
+        return []  # held for another reason (agent_writes review): evidence is no approval
+    if note.scope is Scope.AGENT and limits.agent_writes == "review":
         return []
     if note.evidence + 1 < inferred_rank(mode)[1]:
         return []

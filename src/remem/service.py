@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], datetime]
 
+_REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
 _NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
 
 
@@ -723,6 +724,12 @@ class Memory:
 
     def trash_agent(self, ctx: RunContext, agent: str) -> str:
         """Move an agent's directory to ``.trash`` (owner only); returns where it went."""
+        if agent != ctx.agent:
+            raise Denied(
+                f"denied (other_agent): a run of agent {ctx.agent!r} cannot trash agent "
+                f"{agent!r}; use RunContext.owner({agent!r})",
+                rule="other_agent",
+            )
         state = self._state(ctx)
         self._require(ctx, state, Action.COMPACT, Target(Scope.AGENT))
         self._agents.pop(agent, None)
@@ -751,10 +758,7 @@ class Memory:
         return ctx.channel
 
     def _same(self, state: State, scope: Scope, scope_id: str | None, text: str) -> Note | None:
-        note = state.find_same(scope, scope_id, text)
-        if note is not None and note.status in (Status.ACTIVE, Status.PENDING, Status.UNVERIFIED):
-            return note
-        return None
+        return state.find_same(scope, scope_id, text, _REINFORCEABLE)
 
     def _reinforce(self, ctx: RunContext, note: Note, source: Source) -> builtins.list[Event]:
         return [Reinforced(note_id=note.id, source=source, **self._envelope(ctx))]

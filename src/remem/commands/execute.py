@@ -58,7 +58,9 @@ def last_used(mem: Memory, ctx: RunContext) -> tuple[str | None, list[Note]]:
             run_id = str(record.get("run_id"))
             trace = mem.explain(ctx, run_id)
             state = agent.state
-            return run_id, [state.notes[i] for i, _ in trace.selected if i in state.notes]
+            # A note forgotten since has no content left to show or change.
+            used = [state.notes.get(i) for i, _ in trace.selected]
+            return run_id, [n for n in used if n is not None and n.status is not Status.FORGOTTEN]
     return None, []
 
 
@@ -86,8 +88,8 @@ def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
         scope = Scope.CHANNEL
     if item is not None and item.category is Category.OPERATIONAL and not ctx.role.is_admin:
         kind = Kind.FACT  # a member's operational claim is at most their own note
-    elif item is not None and item.category is Category.OPERATIONAL:
-        scope = Scope.AGENT
+    elif item is not None and item.category is Category.OPERATIONAL and scope is None:
+        scope = Scope.AGENT  # never wider than asked: "for this channel" stays in the channel
     note = mem.remember(
         ctx, text, scope=scope, kind=kind, subject=item.subject if item else None, basis="explicit"
     )

@@ -7,6 +7,7 @@ A :class:`Note` is a read model, produced by folding events (see
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -202,19 +203,12 @@ def parse_ts(value: str | datetime | None, what: str = "timestamp") -> datetime 
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+_WORDS = re.compile(r"[^\W_]+")
+
+
 def normalize_text(text: str) -> str:
     """The dedupe key of a statement: case-folded words, punctuation and spacing ignored."""
-    out = []
-    word = []
-    for ch in text.casefold():
-        if ch.isalnum():
-            word.append(ch)
-        elif word:
-            out.append("".join(word))
-            word = []
-    if word:
-        out.append("".join(word))
-    return " ".join(out)
+    return " ".join(_WORDS.findall(text.casefold()))
 
 
 __all__ = [

@@ -169,7 +169,9 @@ class State:
     agent: str
     notes: dict[str, Note] = field(default_factory=dict)
     scopes: dict[ScopeKey, dict[str, None]] = field(default_factory=dict)
-    by_text: dict[tuple[ScopeKey, str], str] = field(default_factory=dict)
+    # normalized text → ids of live notes, built per scope on first use (dedupe on
+    # write), then kept in step.
+    by_text: dict[ScopeKey, dict[str, list[str]]] = field(default_factory=dict)
     channel_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     preferences: dict[str, dict[str, Any]] = field(default_factory=dict)
     revisions: dict[str, Revision] = field(default_factory=dict)
@@ -232,8 +234,9 @@ class State:
     def _index(self, note: Note) -> None:
         key = scope_key(note.scope, note.scope_id)
         self.scopes.setdefault(key, {})[note.id] = None
-        if note.status in LIVE_STATUSES:
-            self.by_text.setdefault((key, normalize_text(note.text)), note.id)
+        texts = self.by_text.get(key)
+        if texts is not None and note.status in LIVE_STATUSES:
+            texts.setdefault(normalize_text(note.text), []).append(note.id)
 
     def _unindex(self, note: Note | None) -> None:
         if note is None:
@@ -242,9 +245,14 @@ class State:
         members = self.scopes.get(key)
         if members is not None:
             members.pop(note.id, None)
-        text_key = (key, normalize_text(note.text))
-        if self.by_text.get(text_key) == note.id:
-            del self.by_text[text_key]
+        texts = self.by_text.get(key)
+        if texts is not None:
+            norm = normalize_text(note.text)
+            ids = texts.get(norm)
+            if ids is not None and note.id in ids:
+                ids.remove(note.id)
+                if not ids:
+                    del texts[norm]
 
     def _drop(self, note_id: str) -> None:
         note = self.notes.pop(note_id, None)
@@ -255,7 +263,24 @@ class State:
         ids = self.scopes.get(scope_key(scope, scope_id), {})
         return [self.notes[i] for i in ids]
 
-    def find_same(self, scope: Scope, scope_id: str | None, text: str) -> Note | None:
-        """A live note in the same scope whose normalized text equals ``text``'s."""
-        note_id = self.by_text.get((scope_key(scope, scope_id), normalize_text(text)))
-        return self.notes.get(note_id) if note_id else None
+    def find_same(
+        self,
+        scope: Scope,
+        scope_id: str | None,
+        text: str,
+        statuses: frozenset[Status] = LIVE_STATUSES,
+    ) -> Note | None:
+        """The oldest note in the same scope, with one of ``statuses``, whose normalized
+        text equals ``text``'s."""
+        key = scope_key(scope, scope_id)
+        texts = self.by_text.get(key)
+        if texts is None:
+            texts = self.by_text[key] = {}
+            for note in self.in_scope(scope, scope_id):
+                if note.status in LIVE_STATUSES:
+                    texts.setdefault(normalize_text(note.text), []).append(note.id)
+        for note_id in sorted(texts.get(normalize_text(text), ())):
+            match = self.notes.get(note_id)
+            if match is not None and match.status in statuses:
+                return match
+        return None

@@ -140,6 +140,19 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
                 if any(n.basis is Basis.EXPLICIT for n in group.sources)
                 else Basis.INFERRED
             )
+            retirements: list[Event] = []
+            for source in group.sources:
+                retirements += retire(
+                    st,
+                    source,
+                    merged_id,
+                    CONSOLIDATION,
+                    "says the same as merged note",
+                    mem._envelope(ctx),
+                )
+            # Retire the sources first, so the merged note (often with a source's very
+            # text) is the live holder of that text and a later identical write reinforces it.
+            events += retirements
             events.append(
                 Remembered(
                     note_id=merged_id,
@@ -155,15 +168,6 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
                     **mem._envelope(ctx),
                 )
             )
-            for source in group.sources:
-                events += retire(
-                    st,
-                    source,
-                    merged_id,
-                    CONSOLIDATION,
-                    "says the same as merged note",
-                    mem._envelope(ctx),
-                )
             merged_ids.append(merged_id)
         return events, merged_ids
 

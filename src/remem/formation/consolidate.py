@@ -4,7 +4,8 @@ Deterministic near-duplicate detection (normalized text equal, or token
 overlap of at least :data:`THRESHOLD`), never across scopes (a merge can never
 widen who sees a note), never touching pinned notes. Each group becomes one
 merged note; each source is retired as superseded by it, under one run, as
-revisions that ``undo`` / ``undo_run`` can reverse.
+revisions that ``undo`` / ``undo_run`` can reverse; an undone merge is a veto
+(those notes are never merged together again).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 from remem.core.model import Basis, Note, Status, normalize_text
 from remem.core.projection import State
+from remem.formation.revise import CONSOLIDATION
 from remem.recall.tokens import tokens
 
 THRESHOLD = 0.8
@@ -43,15 +45,26 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 def find_groups(state: State) -> list[MergeGroup]:
     """Groups of two or more unpinned active notes per scope that say the same thing."""
     groups = []
+    vetoed = _undone_merges(state)
     for key in sorted(state.scopes, key=lambda k: (k[0].value, k[1] or "")):
         notes = [
             n for n in state.in_scope(key[0], key[1]) if n.status is Status.ACTIVE and not n.pinned
         ]
-        groups.extend(_cluster(sorted(notes, key=lambda n: n.id)))
+        groups.extend(_cluster(sorted(notes, key=lambda n: n.id), vetoed))
     return groups
 
 
-def _cluster(notes: list[Note]) -> list[MergeGroup]:
+def _undone_merges(state: State) -> set[frozenset[str]]:
+    """Pairs of notes an undone consolidation merged: undo is a veto, so a later
+    consolidation never merges them together again."""
+    merged: dict[str, list[str]] = {}
+    for rev in state.revisions.values():
+        if rev.undone and rev.how == CONSOLIDATION:
+            merged.setdefault(rev.replacement, []).append(rev.retired)
+    return {frozenset((a, b)) for ids in merged.values() for a in ids for b in ids if a != b}
+
+
+def _cluster(notes: list[Note], vetoed: set[frozenset[str]]) -> list[MergeGroup]:
     terms = {n.id: frozenset(tokens(n.text)) for n in notes}
     used: set[str] = set()
     out = []
@@ -61,6 +74,8 @@ def _cluster(notes: list[Note]) -> list[MergeGroup]:
         members = [first]
         for other in notes[i + 1 :]:
             if other.id in used or other.kind is not first.kind or other.subject != first.subject:
+                continue
+            if any(frozenset((m.id, other.id)) in vetoed for m in members):
                 continue
             same = normalize_text(other.text) == normalize_text(first.text)
             if same or similarity(terms[first.id], terms[other.id]) >= THRESHOLD:

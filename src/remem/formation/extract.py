@@ -22,7 +22,8 @@ Each person is read on their own lines (by the stored author id); an admin's
 operational items count only when every message of theirs in the slice
 carries a human admin role. Unpaired senders' lines are nobody's. Webhook
 runs are not extracted from; cron and sop runs never learn operational
-knowledge.
+knowledge (standing rules included). A statement whose earlier retirement of a
+note was undone is not taught again (``vetoed``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.context import Role, RunContext, RunKind
-from remem.core.model import Basis, Kind, Note, Scope, Status, parse_ts
+from remem.core.model import Basis, Kind, Note, Scope, Status, normalize_text, parse_ts
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.classify import Category, Classification, Classifier, Item
 from remem.formation.rules import is_operational_content
@@ -81,7 +82,7 @@ class LearnReport:
     degraded: list[str] = field(default_factory=list)
 
     def add(self, note: Note) -> None:
-        if note.evidence > 1 and note.status is not Status.PENDING:
+        if note.evidence > 1:  # seen before (pending or not): one more piece of evidence
             self.reinforced.append(note)
         elif note.status in (Status.PENDING, Status.UNVERIFIED):
             self.pending.append(note)
@@ -254,6 +255,10 @@ class Learner:
             report.drop(item, msg.author, "operational_from_non_admin", msg.message_id)
 
     def _style_rule(self, report: LearnReport, msg: Message, role: Role, item: Item) -> None:
+        if self.ctx.role.is_system:
+            # A standing rule is operational knowledge: never learned in cron/sop runs.
+            report.drop(item, msg.author, "system_principal", msg.message_id)
+            return
         mode = self.mem.limits(self.ctx).rule_learning
         if mode == "off":
             report.drop(item, msg.author, "policy_off", msg.message_id)
@@ -289,6 +294,9 @@ class Learner:
     ) -> Note | None:
         author = msg.author
         assert author is not None
+        if scope is Scope.AGENT and self._vetoed(item, msg):
+            report.drop(item, author, "vetoed", msg.message_id)
+            return None
         writer = self.ctx if quarantine else _speaker_ctx(self.ctx, author, role)
         try:
             note = self.mem._remember_as(
@@ -315,6 +323,35 @@ class Learner:
             report.drop(item, author, "duplicate", msg.message_id)
         report.add(note)
         return note
+
+    def _vetoed(self, item: Item, msg: Message) -> bool:
+        """Re-teaching a replacement whose retirement of a note was undone: the undo stands
+        as a veto against the same statement (the same message, or one said before the
+        undo), so relearning an archive or a slice again cannot retire the note again."""
+        if item.subject is None:
+            return False
+        state = self.mem._agent(self.ctx).state
+        if self.mem._same(state, Scope.AGENT, None, item.statement) is not None:
+            return False  # it would reinforce a live note, not retire anything
+        key = normalize_text(item.statement)
+        said = msg.ts if isinstance(msg.ts, datetime) else self.mem.clock()
+        for rev in state.revisions.values():
+            replacement = state.notes.get(rev.replacement)
+            retired = state.notes.get(rev.retired)
+            if not rev.undone or replacement is None or retired is None:
+                continue
+            if (
+                replacement.scope is Scope.AGENT
+                and replacement.subject == item.subject
+                and retired.status is Status.ACTIVE
+                and normalize_text(replacement.text) == key
+                and (
+                    (msg.message_id is not None and msg.message_id == replacement.source.message_id)
+                    or (rev.undone_at is not None and said <= rev.undone_at)
+                )
+            ):
+                return True
+        return False
 
     def _summary(self, report: LearnReport, messages: Sequence[Message], summary: str) -> None:
         speaker = self.ctx.actor
@@ -344,6 +381,8 @@ class Learner:
         except (Rejected, Denied) as exc:
             report.drop(item, speaker, getattr(exc, "reason", "policy_off"), None)
             return
+        if note.evidence > 1:
+            report.drop(item, speaker, "duplicate", None)
         report.add(note)
 
 

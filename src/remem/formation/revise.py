@@ -37,6 +37,8 @@ def retire(
         return []
     if retired.pinned and how != MANUAL:
         return []
+    # A fresh event id each: one envelope may retire several notes in one write, and the
+    # log drops a repeated event id as a retried duplicate.
     return [
         Superseded(
             note_id=retired.id,
@@ -44,7 +46,7 @@ def retire(
             revision_id=new_id("rev"),
             how=how,
             reason=reason,
-            **envelope,
+            **{**envelope, "eid": new_id("ev")},
         )
     ]
 
@@ -68,8 +70,9 @@ def subject_rule(
     said_at: datetime,
     envelope: dict[str, Any],
 ) -> list[Event]:
-    """Supersede by ``said_at``: a newer statement retires older ones on the same subject;
-    a statement older than the live one is itself retired (dated history stays searchable)."""
+    """Supersede by ``said_at``: a newer statement retires older ones on the same subject
+    (those its writer may change); a statement older than the live one is itself retired
+    (dated history stays searchable)."""
     events: list[Event] = []
     live = same_subject(state, scope, scope_id, subject)
     newer = [n for n in live if n.said_at > said_at]
@@ -91,8 +94,33 @@ def subject_rule(
         )
         return retire(state, placeholder, latest.id, SUBJECT_RULE, reason, envelope)
     for old in live:
-        events += retire(state, old, note_id, SUBJECT_RULE, reason, envelope)
+        if may_change(state, old, envelope):
+            events += retire(state, old, note_id, SUBJECT_RULE, reason, envelope)
     return events
+
+
+def may_change(state: State, note: Note, envelope: dict[str, Any]) -> bool:
+    """Whether the principal of ``envelope`` may change ``note`` (the CHANGE rule of
+    :mod:`remem.policy.authz`), so that a rule acting on their write may retire it:
+    owners and admins anything; others what they wrote, a person their own user notes,
+    a steward their channel's notes. A newer statement by someone who may not change
+    a note leaves it live rather than retiring it behind their back."""
+    role: str | None = envelope.get("role")
+    actor: str | None = envelope.get("actor")
+    if role in ("owner", "admin"):
+        return True
+    if actor is None:
+        return False
+    if note.created_by == actor:
+        return True
+    if role != "member":
+        return False
+    if note.scope is Scope.USER:
+        return note.scope_id == actor
+    if note.scope is Scope.CHANNEL:
+        stewards = state.channel_policies.get(note.scope_id or "", {}).get("stewards", ())
+        return actor in stewards
+    return False
 
 
 def undo_events(state: State, revision_ids: Iterable[str], envelope: dict[str, Any]) -> list[Event]:

@@ -60,7 +60,13 @@ class PolicyBook:
     ) -> Merged:
         """Admin → agent → channel limits for ``agent`` (and ``channel`` when given)."""
         policy = self.file()
-        key = (policy.version, agent, channel, id(channel_policy) if channel_policy else None)
+        # Keyed by content, not id(): a freed dict's id can be reused by a newer policy.
+        settings_key = (
+            tuple(sorted((k, repr(v)) for k, v in channel_policy.items()))
+            if channel_policy
+            else None
+        )
+        key = (policy.version, agent, channel, settings_key)
         cached = self._cache.get(key)
         if cached is not None:
             return cached

@@ -6,6 +6,7 @@
     <data>/agents/<agent>/memory.jsonl    append-only event log: the source of truth
     <data>/agents/<agent>/traces.jsonl    recall traces
     <data>/agents/<agent>/rules/*.md      always-injected rules
+    <data>/agents/<agent>/*.cache         rebuildable caches (note vectors); scrubbed
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from remem.errors import InvalidInput, NotFound, StoreError
 from remem.store.base import Batch, TornTail
 from remem.store.sealed import SealedFile
 
+_RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 
 def _parse_event(data: dict[str, Any], where: str) -> Event:
@@ -254,7 +257,11 @@ class JsonlBackend:
             self._policy = None
             return None
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if self._policy is not None and self._policy[0] == stamp:
+        # A stamp is trusted only once it is old enough that a same-size edit within the
+        # same mtime tick cannot hide behind it (the "racy timestamp" problem git solves
+        # the same way); until then the file is re-read and compared by content hash.
+        settled = time.time_ns() - st.st_mtime_ns > _RACY_NS
+        if self._policy is not None and self._policy[0] == stamp and settled:
             return self._policy[1]
         try:
             data = path.read_bytes()
@@ -281,10 +288,18 @@ class JsonlBackend:
 
     def scrub(self, agent: str) -> list[str]:
         removed = []
-        for path in sorted(self.agent_dir(agent).glob("*.torn-*")):
-            path.unlink()
+        folder = self.agent_dir(agent)
+        # Torn tails and caches (e.g. note vectors) may hold erased content.
+        for path in sorted([*folder.glob("*.torn-*"), *folder.glob("*.cache")]):
+            path.unlink(missing_ok=True)
             removed.append(str(path))
         return removed
+
+    def cache_path(self, agent: str, name: str) -> Path:
+        """``<data>/agents/<agent>/<name>.cache``: a rebuildable cache next to the log."""
+        if not _CACHE_NAME.match(name):
+            raise InvalidInput(f"cache name {name!r} is not allowed: use [a-z0-9_]+")
+        return self.agent_dir(agent) / f"{name}.cache"
 
     def close(self) -> None:
         for log in self._logs.values():
