@@ -53,15 +53,15 @@ def last_written(mem: Memory, ctx: RunContext) -> Note | None:
 def last_used(mem: Memory, ctx: RunContext) -> tuple[str | None, list[Note]]:
     """The speaker's last recall in this channel: its run id and the notes they may see."""
     agent = mem._agent(ctx)
-    for record in reversed(agent.traces.all()):
-        if record.get("actor") == ctx.actor and record.get("channel") == ctx.channel:
-            run_id = str(record.get("run_id"))
-            trace = mem.explain(ctx, run_id)
-            state = agent.state
-            # A note forgotten since has no content left to show or change.
-            used = [state.notes.get(i) for i, _ in trace.selected]
-            return run_id, [n for n in used if n is not None and n.status is not Status.FORGOTTEN]
-    return None, []
+    record = agent.traces.latest(ctx.actor, ctx.channel) if ctx.actor else None
+    if record is None:
+        return None, []
+    run_id = str(record.get("run_id"))
+    trace = mem.explain(ctx, run_id)
+    state = agent.state
+    # A note forgotten since has no content left to show or change.
+    used = [state.notes.get(i) for i, _ in trace.selected]
+    return run_id, [n for n in used if n is not None and n.status is not Status.FORGOTTEN]
 
 
 def _target(mem: Memory, ctx: RunContext) -> Note | None:

@@ -140,13 +140,13 @@ class Note:
         if self.status is Status.PENDING:
             return (
                 "I'd like to remember this, once it is reviewed. "
-                "Ask \"what do you remember about me?\" to see it."
+                'Ask "what do you remember about me?" to see it.'
             )
         if self.status is Status.UNVERIFIED:
             return "Noted as unverified, pending an admin's review."
         if self.evidence > 1:
-            return "Noted again — I already remembered that. Ask \"what do you remember about me?\""
-        return "Noted — ask \"what do you remember about me?\" to see or change what I remember."
+            return 'Noted again — I already remembered that. Ask "what do you remember about me?"'
+        return 'Noted — ask "what do you remember about me?" to see or change what I remember.'
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (used by ``--json`` and adapters)."""

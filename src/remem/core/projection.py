@@ -9,9 +9,10 @@ nothing here reads a clock, a file or the network.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from remem.core.events import (
     Approved,
@@ -31,10 +32,12 @@ from remem.core.events import (
     Restored,
     Superseded,
     Unpinned,
+    from_dict,
 )
 from remem.core.model import LIVE_STATUSES, Note, Scope, Status, normalize_text
 
 ScopeKey = tuple[Scope, str | None]
+_SCOPES = {m.value: m for m in Scope}
 
 
 def scope_key(scope: Scope, scope_id: str | None) -> ScopeKey:
@@ -153,6 +156,20 @@ def fold_note(agent: str, note: Note | None, event: NoteEvent) -> Note | None:
     return note.evolve(status=status, text=text, updated_at=event.ts, version=note.version + 1)
 
 
+def _moved_key(data: dict[str, Any]) -> ScopeKey | None:
+    """The new home of a note when a raw ``correct`` record moves it."""
+    if data.get("op") != "correct" or data.get("scope") is None:
+        return None
+    return scope_key(_SCOPES[data["scope"]], data.get("scope_id"))
+
+
+def _event_home(event: NoteEvent) -> ScopeKey | None:
+    """The scope an event puts its note in (a new note, or a move), else None."""
+    if isinstance(event, Remembered | Corrected) and event.scope is not None:
+        return scope_key(event.scope, event.scope_id)
+    return None
+
+
 def _index_changed(before: Note, after: Note) -> bool:
     return (
         before.scope is not after.scope
@@ -162,22 +179,209 @@ def _index_changed(before: Note, after: Note) -> bool:
     )
 
 
-@dataclass(slots=True)
-class State:
-    """Everything derived from one agent's log."""
+class LazyNotes(Mapping[str, Note]):
+    """The notes of a :class:`State`, materialized one scope at a time on first access.
 
-    agent: str
-    notes: dict[str, Note] = field(default_factory=dict)
-    scopes: dict[ScopeKey, dict[str, None]] = field(default_factory=dict)
-    # normalized text → ids of live notes, built per scope on first use (dedupe on
-    # write), then kept in step.
-    by_text: dict[ScopeKey, dict[str, list[str]]] = field(default_factory=dict)
-    channel_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
-    preferences: dict[str, dict[str, Any]] = field(default_factory=dict)
-    revisions: dict[str, Revision] = field(default_factory=dict)
-    vetoes: set[tuple[str, str]] = field(default_factory=set)
-    erased: dict[str, str] = field(default_factory=dict)
-    events: int = 0
+    Looking a note up folds its whole scope from the log (through the state's
+    loader); iterating folds every scope. With no loader every note is always
+    materialized.
+    """
+
+    __slots__ = ("_data", "_state")
+
+    def __init__(self, state: State) -> None:
+        self._data: dict[str, Note] = {}
+        self._state = state
+
+    def __getitem__(self, note_id: str) -> Note:
+        note = self.get(note_id)
+        if note is None:
+            raise KeyError(note_id)
+        return note
+
+    def get(self, note_id: str, default: Note | None = None) -> Note | None:  # type: ignore[override]
+        note = self._data.get(note_id)
+        if note is not None:
+            return note
+        key = self._state.home.get(note_id)
+        if key is None or key in self._state.loaded:
+            return default
+        self._state.ensure(key)
+        return self._data.get(note_id, default)
+
+    def __contains__(self, note_id: object) -> bool:
+        return note_id in self._data or note_id in self._state.home
+
+    def __iter__(self) -> Iterator[str]:
+        self._state.ensure_all()
+        return iter(list(self._data))
+
+    def __len__(self) -> int:
+        return len(self._state.home)
+
+    def loaded(self, note_id: str) -> Note | None:
+        """The note if it is materialized, without loading anything."""
+        return self._data.get(note_id)
+
+
+Loader = Callable[[Sequence[int]], list[Event]]
+
+
+class State:
+    """Everything derived from one agent's log.
+
+    Membership (which note lives in which scope, and where its events are in
+    the log) is known for every note from a cheap scan of the log; the notes
+    themselves are folded per scope when first needed (``loader`` reads events
+    back by position). Channel policies, preferences and revisions are always
+    folded. ``on_load`` is told the events folded by a lazy load, so indexes
+    can follow.
+    """
+
+    def __init__(self, agent: str, loader: Loader | None = None) -> None:
+        self.agent = agent
+        self.notes = LazyNotes(self)
+        self.scopes: dict[ScopeKey, dict[str, None]] = {}
+        self.home: dict[str, ScopeKey] = {}
+        self.positions: dict[str, int | list[int]] = {}
+        self.loaded: set[ScopeKey] = set()
+        self.loader = loader
+        self._keys: dict[tuple[str, str | None], ScopeKey] = {}
+        self.on_load: Callable[[list[Event]], None] | None = None
+        # normalized text → ids of live notes, built per scope on first use (dedupe on
+        # write), then kept in step.
+        self.by_text: dict[ScopeKey, dict[str, list[str]]] = {}
+        self.channel_policies: dict[str, dict[str, Any]] = {}
+        self.preferences: dict[str, dict[str, Any]] = {}
+        self.revisions: dict[str, Revision] = {}
+        self.vetoes: set[tuple[str, str]] = set()
+        self.erased: dict[str, str] = {}
+        self.events = 0
+
+    # -- the catalog: membership and positions of every note --------------------------------
+
+    def _is_loaded(self, key: ScopeKey) -> bool:
+        return self.loader is None or key in self.loaded
+
+    def _record(self, note_id: str, pos: int | None, key: ScopeKey | None) -> None:
+        if pos is not None:
+            seen = self.positions.get(note_id)
+            if seen is None:
+                self.positions[note_id] = pos
+            elif isinstance(seen, int):
+                self.positions[note_id] = [seen, pos]
+            else:
+                seen.append(pos)
+        if key is None:
+            return
+        old = self.home.get(note_id)
+        if old == key:
+            return
+        if old is not None:
+            self.scopes.get(old, {}).pop(note_id, None)
+        self.home[note_id] = key
+        self.scopes.setdefault(key, {})[note_id] = None
+
+    def _forget_catalog(self, note_id: str) -> None:
+        key = self.home.pop(note_id, None)
+        self.positions.pop(note_id, None)
+        if key is not None:
+            members = self.scopes.get(key)
+            if members is not None:
+                members.pop(note_id, None)
+                if not members:
+                    del self.scopes[key]
+
+    def observe(self, data: dict[str, Any], pos: int) -> list[Event]:
+        """Take one raw log record at ``pos``; fold it only if its note is materialized.
+
+        Returns the events folded (for index listeners). This runs once per log line
+        when a store opens, so the common case (a new note in a scope nobody has
+        looked at) is kept to a few dictionary operations.
+        """
+        op = data["op"]
+        if op == "remember":
+            note_id = data["id"]
+            raw = (data["scope"], data.get("scope_id"))
+            key = self._keys.get(raw)
+            if key is None:
+                key = self._keys[raw] = scope_key(_SCOPES[raw[0]], raw[1])
+            if note_id in self.home:
+                self._record(note_id, pos, key)
+            else:
+                self.positions[note_id] = pos
+                self.home[note_id] = key
+                members = self.scopes.get(key)
+                if members is None:
+                    members = self.scopes[key] = {}
+                members[note_id] = None
+            if self.loader is None or key in self.loaded:
+                return self._fold_now(data)
+            return []
+        note_id = data.get("note_id")
+        if note_id is None or op == "erased":
+            return self._fold_now(data)
+        self._record(note_id, pos, _moved_key(data))
+        if self.notes.loaded(note_id) is not None:
+            return self._fold_now(data)
+        home = self.home.get(note_id)
+        if home is not None and self._is_loaded(home):
+            return self._load_notes([note_id])
+        if op in ("supersede", "restore"):
+            self._track_revision(cast(NoteEvent, from_dict(data)))
+        return []
+
+    def _fold_now(self, data: dict[str, Any]) -> list[Event]:
+        event = from_dict(data)
+        self.apply(event)
+        return [event]
+
+    def record(self, event: Event, pos: int | None) -> None:
+        """Fold an event this process wrote (at ``pos`` in the log) and catalog it."""
+        if isinstance(event, NoteEvent) and not isinstance(event, Erased):
+            self._record(event.note_id, pos, _event_home(event))
+        if (
+            isinstance(event, NoteEvent)
+            and not isinstance(event, Erased | Remembered)
+            and self.notes.loaded(event.note_id) is None
+        ):
+            key = self.home.get(event.note_id)
+            if key is not None and not self._is_loaded(key):
+                self._track_revision(event)
+                return
+        self.apply(event)
+
+    def ensure(self, key: ScopeKey) -> None:
+        """Materialize every note of one scope."""
+        if self._is_loaded(key):
+            return
+        self.loaded.add(key)
+        ids = [i for i in self.scopes.get(key, ()) if self.notes.loaded(i) is None]
+        events = self._load_notes(ids)
+        if events and self.on_load is not None:
+            self.on_load(events)
+
+    def ensure_all(self) -> None:
+        for key in list(self.scopes):
+            self.ensure(key)
+
+    def _load_notes(self, note_ids: Sequence[str]) -> list[Event]:
+        if self.loader is None:
+            return []
+        wanted: list[int] = []
+        for note_id in note_ids:
+            seen = self.positions.get(note_id)
+            if isinstance(seen, int):
+                wanted.append(seen)
+            elif seen:
+                wanted.extend(seen)
+        if not wanted:
+            return []
+        wanted.sort()
+        events = self.loader(wanted)
+        for event in events:
+            self.apply(event)
+        return events
 
     def apply(self, event: Event) -> Note | None:
         """Fold one event in; returns the note it changed, if any."""
@@ -194,6 +398,7 @@ class State:
             return None
         if isinstance(event, Erased):
             self._drop(event.note_id)
+            self._forget_catalog(event.note_id)
             self.erased[event.note_id] = event.final_status
             return None
         if not isinstance(event, NoteEvent):
@@ -201,15 +406,18 @@ class State:
         return self._apply_note(event)
 
     def _apply_note(self, event: NoteEvent) -> Note | None:
-        before = self.notes.get(event.note_id)
+        data = self.notes._data
+        before = data.get(event.note_id)
         after = fold_note(self.agent, before, event)
+        self._track_revision(event)
         if after is None or after is before:
             return after
-        self._track_revision(event)
         if before is None or _index_changed(before, after):
             self._unindex(before)
             self._index(after)
-        self.notes[after.id] = after
+        data[after.id] = after
+        if self.loader is None:
+            self._record(after.id, None, scope_key(after.scope, after.scope_id))
         return after
 
     def _track_revision(self, event: NoteEvent) -> None:
@@ -233,7 +441,6 @@ class State:
 
     def _index(self, note: Note) -> None:
         key = scope_key(note.scope, note.scope_id)
-        self.scopes.setdefault(key, {})[note.id] = None
         texts = self.by_text.get(key)
         if texts is not None and note.status in LIVE_STATUSES:
             texts.setdefault(normalize_text(note.text), []).append(note.id)
@@ -242,9 +449,6 @@ class State:
         if note is None:
             return
         key = scope_key(note.scope, note.scope_id)
-        members = self.scopes.get(key)
-        if members is not None:
-            members.pop(note.id, None)
         texts = self.by_text.get(key)
         if texts is not None:
             norm = normalize_text(note.text)
@@ -255,13 +459,15 @@ class State:
                     del texts[norm]
 
     def _drop(self, note_id: str) -> None:
-        note = self.notes.pop(note_id, None)
+        note = self.notes._data.pop(note_id, None)
         self._unindex(note)
 
     def in_scope(self, scope: Scope, scope_id: str | None) -> list[Note]:
-        """Notes whose home is the given scope, in id (creation) order."""
-        ids = self.scopes.get(scope_key(scope, scope_id), {})
-        return [self.notes[i] for i in ids]
+        """Notes whose home is the given scope (materializing it on first use)."""
+        key = scope_key(scope, scope_id)
+        self.ensure(key)
+        data = self.notes._data
+        return [data[i] for i in self.scopes.get(key, ()) if i in data]
 
     def find_same(
         self,

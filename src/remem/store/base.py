@@ -10,9 +10,10 @@ already in the log is a no-op, so a retried write is never duplicated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from remem.core.events import Event
@@ -37,6 +38,8 @@ class TornTail:
 
 class LogTransaction(Protocol):
     caught_up: Batch
+    #: After :meth:`append`: the log position of each appended event, in order.
+    positions: list[int]
 
     def append(self, events: Sequence[Event]) -> list[Event]:
         """Durably append the events not already in the log; returns those appended."""
@@ -51,13 +54,29 @@ class LogTransaction(Protocol):
         ...
 
 
+Visitor = Callable[[dict[str, Any], int], None]
+
+
 class EventLog(Protocol):
     def read_new(self) -> Batch:
         """Events appended since the previous read (by this or any other process)."""
         ...
 
-    def transaction(self) -> AbstractContextManager[LogTransaction]:
-        """Hold the writer lock; see the module docstring."""
+    def scan_new(self, visit: Visitor, on_reset: Callable[[], None]) -> bool:
+        """Like :meth:`read_new`, but hand each checked record to ``visit(data, position)``
+        as a plain dict (so a caller can fold lazily); ``on_reset`` runs first when the
+        log was replaced. Returns whether it was."""
+        ...
+
+    def read_at(self, positions: Sequence[int]) -> list[Event]:
+        """The events at ``positions``, in the order given."""
+        ...
+
+    def transaction(
+        self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
+    ) -> AbstractContextManager[LogTransaction]:
+        """Hold the writer lock; see the module docstring. With ``visit``, what other
+        processes appended is delivered as in :meth:`scan_new` (``caught_up`` stays empty)."""
         ...
 
     def history(self, note_id: str) -> list[Event]:
@@ -79,6 +98,10 @@ class TraceLog(Protocol):
 
     def find(self, run_id: str) -> list[dict[str, Any]]:
         """Every trace record of a run, oldest first."""
+        ...
+
+    def latest(self, actor: str, channel: str | None) -> dict[str, Any] | None:
+        """The newest trace of ``actor``'s runs in ``channel``."""
         ...
 
     def rewrite(self, records: Sequence[dict[str, Any]]) -> None: ...
@@ -110,7 +133,19 @@ class Backend(Protocol):
     def trash_agent(self, agent: str) -> str: ...
 
     def scrub(self, agent: str) -> list[str]:
-        """Remove derived files that may hold erased content; returns what was removed."""
+        """Remove derived files that may hold erased content; returns what was removed.
+
+        This includes every cache file (:meth:`cache_path`): caches are rebuilt
+        from the log, so erased content must not survive in them.
+        """
+        ...
+
+    def cache_path(self, agent: str, name: str) -> Path | None:
+        """Where a rebuildable cache called ``name`` (``[a-z0-9_]+``) lives next to the log.
+
+        ``None`` when this backend keeps no local files (caches stay in memory).
+        A cache is derived data, never the source of truth; :meth:`scrub` removes it.
+        """
         ...
 
     def close(self) -> None: ...

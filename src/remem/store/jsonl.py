@@ -11,22 +11,24 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from remem.core.events import Erased, Event, encode, from_dict, seal
-from remem.errors import InvalidInput, NotFound, StoreError
+from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
+from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store.base import Batch, TornTail
-from remem.store.sealed import SealedFile
+from remem.store.sealed import SealedFile, Visitor
 
 _RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -45,12 +47,14 @@ class _Txn:
     def __init__(self, log: JsonlEventLog, caught_up: Batch) -> None:
         self._log = log
         self.caught_up = caught_up
+        self.positions: list[int] = []
 
     def append(self, events: Sequence[Event]) -> list[Event]:
-        return self._log._append(events)
+        appended, self.positions = self._log._append(events)
+        return appended
 
     def rewrite(self, events: Sequence[Event]) -> None:
-        self._log._rewrite(events)
+        self.positions = self._log._rewrite(events)
 
     def all_events(self) -> list[Event]:
         return self._log._file.scan(lambda line: True)
@@ -75,6 +79,45 @@ class JsonlEventLog:
         events, reset = self._file.read_new()
         return self._track(events, reset)
 
+    def scan_new(self, visit: Visitor, on_reset: Callable[[], None]) -> bool:
+        """Hand each new record to ``visit(data, position)`` without building events.
+
+        ``on_reset`` runs first when the log was replaced; returns whether it was.
+        """
+        self._file.on_reset = self._resetter(on_reset)
+        _, reset = self._file.read_new(self._checked(visit))
+        return reset
+
+    def _resetter(self, on_reset: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            self._eids = set()
+            on_reset()
+
+        return run
+
+    def _checked(self, visit: Visitor) -> Visitor:
+        """Refuse newer schemas and unknown ops, skip duplicate eids, then visit."""
+
+        def checked(data: dict[str, Any], pos: int) -> None:
+            eids = self._eids  # replaced on reset, so looked up per record
+            if data.get("v", 1) != SCHEMA_VERSION or data.get("op") not in EVENT_TYPES:
+                from_dict(data, f"{self.path} at byte {pos}")  # raises the precise error
+            eid = data.get("eid")
+            if not isinstance(eid, str):
+                raise CorruptLog(f"{self.path} at byte {pos}: event without an eid")
+            if eid in eids:
+                return
+            eids.add(eid)
+            if data.get("op") == "erased":
+                eids.update(data.get("eids", ()))
+            visit(data, pos)
+
+        return checked
+
+    def read_at(self, positions: Sequence[int]) -> list[Event]:
+        """The events starting at ``positions`` (from :meth:`scan_new` or ``positions``)."""
+        return self._file.read_at(positions)
+
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
             self._eids = set()
@@ -92,28 +135,37 @@ class JsonlEventLog:
             self._eids.update(ev.eids)
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[_Txn]:
-        with self._file.locked() as (records, reset):
-            yield _Txn(self, self._track(records, reset))
+    def transaction(
+        self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
+    ) -> Iterator[_Txn]:
+        if visit is None:
+            with self._file.locked() as (records, reset):
+                yield _Txn(self, self._track(records, reset))
+            return
+        self._file.on_reset = self._resetter(on_reset or (lambda: None))
+        with self._file.locked(self._checked(visit)) as (_, reset):
+            yield _Txn(self, Batch([], reset))
 
-    def _append(self, events: Sequence[Event]) -> list[Event]:
+    def _append(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
         todo = []
         seen: set[str] = set()
         for ev in events:
             if ev.eid not in self._eids and ev.eid not in seen:
                 seen.add(ev.eid)
                 todo.append(ev)
+        positions: list[int] = []
         if todo:
-            self._file.append([encode(ev) for ev in todo])
+            positions = self._file.append([encode(ev) for ev in todo])
             for ev in todo:
                 self._remember_eids(ev)
-        return todo
+        return todo, positions
 
-    def _rewrite(self, events: Sequence[Event]) -> None:
-        self._file.rewrite([encode(ev) for ev in events])
+    def _rewrite(self, events: Sequence[Event]) -> list[int]:
+        positions = self._file.rewrite([encode(ev) for ev in events])
         self._eids = set()
         for ev in events:
             self._remember_eids(ev)
+        return positions
 
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
@@ -128,45 +180,70 @@ class JsonlEventLog:
 
 
 class JsonlTraceLog:
-    """One agent's ``traces.jsonl``: sealed lines, written without per-record fsync."""
+    """One agent's ``traces.jsonl``: sealed lines, appended without per-record fsync.
+
+    Traces are derived data written on every recall, so appending never reads the
+    file: it takes the lock, isolates a torn tail by starting a new line, and
+    writes one line. Reads scan the file for the run wanted (a damaged trace line
+    is skipped, not fatal: the event log is the source of truth), after looking at
+    the traces this process wrote recently.
+    """
+
+    RECENT = 512
 
     def __init__(self, path: Path) -> None:
         self._file: SealedFile[dict[str, Any]] = SealedFile(path, _parse_trace, durable=False)
-        self._records: list[dict[str, Any]] = []
-        self._by_run: dict[str, list[dict[str, Any]]] = {}
-
-    def _refresh(self) -> None:
-        records, reset = self._file.read_new()
-        if reset:
-            self._records, self._by_run = [], {}
-        self._add(records)
-
-    def _add(self, records: list[dict[str, Any]]) -> None:
-        for rec in records:
-            self._records.append(rec)
-            self._by_run.setdefault(str(rec.get("run_id")), []).append(rec)
+        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.RECENT)
 
     def append(self, record: dict[str, Any]) -> None:
-        with self._file.locked() as (records, reset):
-            if reset:
-                self._records, self._by_run = [], {}
-            self._add(records)
-            self._file.append([seal(orjson.dumps(record))])
-            self._add([record])
+        line = seal(orjson.dumps(record))
+        path = self._file.path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock_fd = os.open(self._file.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot write traces {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    line = b"\n" + line  # a torn trace stays a line of its own
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(f"cannot write traces {path}: {exc.strerror or exc}") from None
+        finally:
+            os.close(lock_fd)
+        self._recent.append(record)
 
     def find(self, run_id: str) -> list[dict[str, Any]]:
-        self._refresh()
-        return list(self._by_run.get(run_id, []))
+        recent = [r for r in self._recent if r.get("run_id") == run_id]
+        if recent:
+            return recent
+        needle = orjson.dumps(run_id)
+        return [r for r in self._file.scan(lambda b: needle in b) if r.get("run_id") == run_id]
+
+    def latest(self, actor: str, channel: str | None) -> dict[str, Any] | None:
+        for record in reversed(self._recent):
+            if record.get("actor") == actor and record.get("channel") == channel:
+                return record
+        needle = orjson.dumps(actor)
+        found: dict[str, Any] | None = None
+        for record in self._file.scan(lambda b: needle in b):
+            if record.get("actor") == actor and record.get("channel") == channel:
+                found = record
+        return found
 
     def all(self) -> list[dict[str, Any]]:
-        self._refresh()
-        return list(self._records)
+        return self._file.scan(lambda b: True)
 
     def rewrite(self, records: Sequence[dict[str, Any]]) -> None:
         with self._file.locked():
             self._file.rewrite([seal(orjson.dumps(r)) for r in records])
-            self._records, self._by_run = [], {}
-            self._add(list(records))
+            self._recent.clear()
 
     def close(self) -> None:
         self._file.close()

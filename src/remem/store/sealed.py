@@ -21,15 +21,16 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from remem.core.events import unseal
+from remem.core.events import try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
 from remem.store.base import TornTail
 
 T = TypeVar("T")
+Visitor = Callable[[dict[str, Any], int], None]
 _CHUNK = 16 * 1024 * 1024
 
 
@@ -53,11 +54,17 @@ class SealedFile(Generic[T]):
         self._lineno = 0
         self._failed: str | None = None
         self.repairs: list[TornTail] = []
+        #: Called before a visiting read delivers a whole new file (it was replaced).
+        self.on_reset: Callable[[], None] | None = None
 
     # -- reading ---------------------------------------------------------------
 
-    def read_new(self) -> tuple[list[T], bool]:
-        """Complete, valid records appended since the last call; ``True`` when reset."""
+    def read_new(self, visit: Visitor | None = None) -> tuple[list[T], bool]:
+        """Complete, valid records appended since the last call; ``True`` when reset.
+
+        With ``visit``, each checked record is handed to ``visit(data, offset)`` as a
+        plain dict instead (nothing is returned): a cheap scan that parses no further.
+        """
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -71,9 +78,11 @@ class SealedFile(Generic[T]):
         if st.st_ino != self._ino or st.st_size < self._offset:
             reset = self._ino is not None
             self._reopen()
+        if reset and visit is not None and self.on_reset is not None:
+            self.on_reset()
         if st.st_size == self._offset:
             return [], reset
-        return self._read_from(st.st_size), reset
+        return self._read_from(st.st_size, visit), reset
 
     def _reopen(self) -> None:
         self._close_fd()
@@ -84,7 +93,7 @@ class SealedFile(Generic[T]):
         self._ino = os.fstat(self._fd).st_ino
         self._offset, self._lineno = 0, 0
 
-    def _read_from(self, size: int) -> list[T]:
+    def _read_from(self, size: int, visit: Visitor | None = None) -> list[T]:
         assert self._fd is not None
         records: list[T] = []
         pending = b""
@@ -101,40 +110,83 @@ class SealedFile(Generic[T]):
                 pending = data
                 continue
             pending = data[cut + 1 :]
-            bad = self._parse_lines(data[: cut + 1], records, bad)
+            bad = self._parse_lines(data[: cut + 1], records, bad, visit)
         return records
 
     def _parse_lines(
-        self, block: bytes, records: list[T], bad: tuple[int, str] | None
+        self,
+        block: bytes,
+        records: list[T],
+        bad: tuple[int, str] | None,
+        visit: Visitor | None = None,
     ) -> tuple[int, str] | None:
         """Parse whole lines; advance the offset only past good lines.
 
         A bad line is remembered; if a good line follows it, the log is corrupt.
         """
-        for line in block.split(b"\n")[:-1]:
-            self._lineno += 1
-            where = f"{self.path} line {self._lineno}"
-            try:
-                data = unseal(line, where) if line else None
+        lineno, offset = self._lineno, self._offset
+        try:
+            for line in block.split(b"\n")[:-1]:
+                lineno += 1
+                data = try_unseal(line) if line else None
                 if data is None:
-                    raise CorruptLog(f"{where}: empty line; the log is damaged")
-            except CorruptLog as exc:
-                if bad is None:
-                    bad = (self._lineno, exc.message)
-                continue
-            if bad is not None:
-                raise CorruptLog(
-                    f"{bad[1]} (a valid line follows it, so this is not an interrupted "
-                    "write; restore the file from a backup or move the damaged line out)"
-                )
-            # The checksum holds, so this line was written whole: if it does not parse
-            # it is not a torn write and must never be cut as one. Fail closed here.
-            records.append(self._parse(data, where))
-            self._offset += len(line) + 1
+                    if bad is None:
+                        bad = (lineno, self._why_bad(line, lineno))
+                    continue
+                if bad is not None:
+                    raise CorruptLog(
+                        f"{bad[1]} (a valid line follows it, so this is not an interrupted "
+                        "write; restore the file from a backup or move the damaged line out)"
+                    )
+                # The checksum holds, so this line was written whole: if it does not parse
+                # it is not a torn write and must never be cut as one. Fail closed here.
+                if visit is None:
+                    records.append(self._parse(data, f"{self.path} line {lineno}"))
+                else:
+                    visit(data, offset)
+                offset += len(line) + 1
+        finally:
+            self._lineno, self._offset = lineno, offset
         if bad is not None:
             # Trailing bad lines stay unconsumed; the next writer cuts them as a torn tail.
             self._lineno = bad[0] - 1
         return bad
+
+    def _why_bad(self, line: bytes, lineno: int) -> str:
+        where = f"{self.path} line {lineno}"
+        if not line:
+            return f"{where}: empty line; the log is damaged"
+        try:
+            unseal(line, where)
+        except CorruptLog as exc:
+            return exc.message
+        return f"{where}: not a JSON object; the log is damaged"
+
+    def read_at(self, offsets: Sequence[int]) -> list[T]:
+        """The records that start at ``offsets`` (as given by a visiting read), in that order."""
+        if not offsets:
+            return []
+        if self._fd is None:
+            self._reopen()
+        assert self._fd is not None
+        out = []
+        for offset in offsets:
+            line = self._line_at(offset)
+            where = f"{self.path} at byte {offset}"
+            out.append(self._parse(unseal(line, where), where))
+        return out
+
+    def _line_at(self, offset: int) -> bytes:
+        assert self._fd is not None
+        size = 4096
+        while True:
+            chunk = os.pread(self._fd, size, offset)
+            end = chunk.find(b"\n")
+            if end >= 0:
+                return chunk[:end]
+            if len(chunk) < size:
+                raise CorruptLog(f"{self.path}: no complete record at byte {offset}")
+            size *= 4
 
     def scan(self, keep: Callable[[bytes], bool]) -> list[T]:
         """Parse, from the start of the file, only the complete lines ``keep`` accepts."""
@@ -154,8 +206,11 @@ class SealedFile(Generic[T]):
     # -- writing ---------------------------------------------------------------
 
     @contextlib.contextmanager
-    def locked(self) -> Iterator[tuple[list[T], bool]]:
-        """Exclusive writer lock; yields (records others appended, reset), after tail repair."""
+    def locked(self, visit: Visitor | None = None) -> Iterator[tuple[list[T], bool]]:
+        """Exclusive writer lock; yields (records others appended, reset), after tail repair.
+
+        With ``visit``, what others appended goes to the visitor (see :meth:`read_new`).
+        """
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -163,7 +218,7 @@ class SealedFile(Generic[T]):
             raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            records, reset = self.read_new()
+            records, reset = self.read_new(visit)
             self._repair_tail()
             yield records, reset
         finally:
@@ -211,10 +266,18 @@ class SealedFile(Generic[T]):
             return aside
         raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
 
-    def append(self, lines: list[bytes]) -> None:
-        """Append sealed lines (call inside :meth:`locked`); durable before returning."""
+    def append(self, lines: list[bytes]) -> list[int]:
+        """Append sealed lines (call inside :meth:`locked`); durable before returning.
+
+        Returns the byte offset at which each line starts.
+        """
         self._check_writable()
         data = b"".join(lines)
+        offsets = []
+        at = self._offset
+        for line in lines:
+            offsets.append(at)
+            at += len(line)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -229,6 +292,7 @@ class SealedFile(Generic[T]):
             self._reopen()
         self._offset += len(data)
         self._lineno += len(lines)
+        return offsets
 
     def _check_writable(self) -> None:
         if self._failed:
@@ -258,8 +322,8 @@ class SealedFile(Generic[T]):
                 "durable and the log takes no more writes until reopened"
             ) from None
 
-    def rewrite(self, lines: list[bytes]) -> None:
-        """Atomically replace the file (call inside :meth:`locked`)."""
+    def rewrite(self, lines: list[bytes]) -> list[int]:
+        """Atomically replace the file (call inside :meth:`locked`); returns line offsets."""
         self._check_writable()
         tmp = self.path.with_name(self.path.name + ".compact")
         try:
@@ -281,6 +345,11 @@ class SealedFile(Generic[T]):
         self._reopen()
         self._offset = os.fstat(self._fd).st_size if self._fd is not None else 0
         self._lineno = len(lines)
+        offsets, at = [], 0
+        for line in lines:
+            offsets.append(at)
+            at += len(line)
+        return offsets
 
     def _close_fd(self) -> None:
         if self._fd is not None:
