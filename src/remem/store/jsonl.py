@@ -227,15 +227,15 @@ class JsonlTraceLog:
         return [r for r in self._file.scan(lambda b: needle in b) if r.get("run_id") == run_id]
 
     def latest(self, actor: str, channel: str | None) -> dict[str, Any] | None:
-        for record in reversed(self._recent):
-            if record.get("actor") == actor and record.get("channel") == channel:
-                return record
+        def ours(rec: dict[str, Any]) -> bool:
+            return bool(rec.get("actor") == actor and rec.get("channel") == channel)
+
+        recent = [r for r in self._recent if ours(r)]
+        if recent:
+            return recent[-1]
         needle = orjson.dumps(actor)
-        found: dict[str, Any] | None = None
-        for record in self._file.scan(lambda b: needle in b):
-            if record.get("actor") == actor and record.get("channel") == channel:
-                found = record
-        return found
+        stored = [r for r in self._file.scan(lambda b: needle in b) if ours(r)]
+        return stored[-1] if stored else None
 
     def all(self) -> list[dict[str, Any]]:
         return self._file.scan(lambda b: True)
