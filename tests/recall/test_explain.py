@@ -50,9 +50,8 @@ TRACE_KEYS = {
     "query",
     "retrieval",
     "scopes",
-    "candidates",
     "selected",
-    "excluded",
+    "excluded_by_reason",
     "budget",
     "text_sha256",
     "text_len",
@@ -80,10 +79,13 @@ def test_trace_is_stored_under_the_run_id(mem: Memory, world: World, data_dir: P
     assert record["channel"] == GENERAL
     assert record["retrieval"] == rec.retrieval
     assert record["scopes"] == ["agent", f"channel:{GENERAL}", f"user:{ALICE}"]
-    assert set(record["candidates"]) == {world.agent, world.ch_general, world.user_alice}
+    # Candidates are stored as the selected plus the excluded, exclusions grouped by reason.
+    excluded = record["excluded_by_reason"]
+    candidates = [i for i, _ in record["selected"]] + [i for ids in excluded.values() for i in ids]
+    assert set(candidates) == {world.agent, world.ch_general, world.user_alice}
     assert [i for i, _ in record["selected"]] == [n.id for n in rec.notes]
     assert all(isinstance(s, float) for _, s in record["selected"])
-    assert record["excluded"] == [[world.user_alice, "private_in_group"]]
+    assert excluded == {"private_in_group": [world.user_alice]}
     budget = dict(record["budget"])
     used_chars = budget.pop("used_chars")
     assert budget == {"max_notes": 20, "max_chars": 6000, "used_notes": 2}

@@ -112,6 +112,19 @@ def filter_candidates(
     return kept, excluded
 
 
+_NORMS: dict[str, str] = {}
+
+
+def _norm(text: str) -> str:
+    """``normalize_text`` memoized: the same note texts come back on every recall."""
+    found = _NORMS.get(text)
+    if found is None:
+        if len(_NORMS) > 200_000:
+            _NORMS.clear()
+        found = _NORMS[text] = normalize_text(text)
+    return found
+
+
 def collapse(
     notes: Sequence[Note], current: frozenset[ScopeKey]
 ) -> tuple[list[Note], list[tuple[str, str]]]:
@@ -119,16 +132,34 @@ def collapse(
 
     Of several copies of one statement a pinned copy is kept, so dedupe never drops a pin
     (the unpinned copy could otherwise fall outside the budget); otherwise, and between
-    notes on one subject, :func:`~remem.recall.rank.preference_key` decides.
+    notes on one subject, :func:`~remem.recall.rank.preference_key` decides. Only notes
+    that share a text or a subject with another are ordered at all: a note alone with its
+    text and subject is always kept, and never changes what the others see.
     """
-    order = sorted(notes, key=lambda n: preference_key(n, current))
-    norm = {n.id: normalize_text(n.text) for n in order}
+    norm = {n.id: _norm(n.text) for n in notes}
+    by_text: dict[str, int] = {}
+    by_subject: dict[str, int] = {}
+    for note in notes:
+        key = norm[note.id]
+        by_text[key] = by_text.get(key, 0) + 1
+        if note.subject is not None:
+            by_subject[note.subject] = by_subject.get(note.subject, 0) + 1
+    kept: list[Note] = []
+    contested: list[Note] = []
+    for note in notes:
+        shared = by_text[norm[note.id]] > 1 or (
+            note.subject is not None and by_subject[note.subject] > 1
+        )
+        (contested if shared else kept).append(note)
+    if not contested:
+        return kept, []
+    order = sorted(contested, key=lambda n: preference_key(n, current))
     pinned_texts = {norm[n.id] for n in order if n.pinned}
     if pinned_texts:
         order.sort(key=lambda n: not n.pinned and norm[n.id] in pinned_texts)
     seen_text: set[str] = set()
     seen_subject: set[str] = set()
-    kept, excluded = [], []
+    excluded = []
     for note in order:
         key = norm[note.id]
         if key in seen_text:

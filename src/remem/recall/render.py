@@ -14,6 +14,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 
 from remem.core.model import Note
 
@@ -44,8 +45,10 @@ def sanitize(text: str) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=65536)
 def quote(text: str) -> str:
-    """The note body as a one-line JSON string with angle brackets escaped."""
+    """The note body as a one-line JSON string with angle brackets escaped (memoized: the
+    same notes are rendered on every turn)."""
     body = json.dumps(sanitize(text), ensure_ascii=False)
     return body.replace("<", "\\u003c").replace(">", "\\u003e")
 

@@ -6,6 +6,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def _group(excluded: list[tuple[str, str]]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for note_id, reason in excluded:
+        grouped.setdefault(reason, []).append(note_id)
+    return grouped
+
+
+def _excluded(data: dict[str, Any]) -> list[tuple[str, str]]:
+    if "excluded_by_reason" in data:
+        return [
+            (str(i), str(reason)) for reason, ids in data["excluded_by_reason"].items() for i in ids
+        ]
+    return [(str(i), str(r)) for i, r in data.get("excluded", [])]
+
+
+def _candidates(data: dict[str, Any]) -> list[str]:
+    if "candidates" in data:
+        return [str(i) for i in data["candidates"]]
+    return [str(i) for i, _ in data.get("selected", [])] + [i for i, _ in _excluded(data)]
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
     """One stored recall. ``excluded`` pairs each unselected candidate with its reason code."""
@@ -40,9 +61,10 @@ class Trace:
             "query": self.query,
             "retrieval": self.retrieval,
             "scopes": list(self.scopes),
-            "candidates": list(self.candidates),
+            # Candidates are exactly the selected plus the excluded ids; exclusions are
+            # stored grouped by reason, which keeps a trace of 600 candidates small.
             "selected": [[i, round(s, 6)] for i, s in self.selected],
-            "excluded": [[i, r] for i, r in self.excluded],
+            "excluded_by_reason": _group(self.excluded),
             "budget": dict(self.budget),
             "text_sha256": self.text_sha256,
             "text_len": self.text_len,
@@ -61,9 +83,9 @@ class Trace:
             query=data.get("query", ""),
             retrieval=data.get("retrieval", ""),
             scopes=list(data.get("scopes", [])),
-            candidates=list(data.get("candidates", [])),
+            candidates=_candidates(data),
             selected=[(str(i), float(s)) for i, s in data.get("selected", [])],
-            excluded=[(str(i), str(r)) for i, r in data.get("excluded", [])],
+            excluded=_excluded(data),
             budget=dict(data.get("budget", {})),
             text_sha256=data.get("text_sha256", ""),
             text_len=int(data.get("text_len", 0)),
