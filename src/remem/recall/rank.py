@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from remem.core.model import Basis, Note, Scope
-from remem.core.projection import ScopeKey, scope_key
+from remem.core.projection import ScopeKey
 
 #: Weights added to relevance (which lies in [0, 1]) when there is a query.
 W_EXPLICIT = 0.06
@@ -25,12 +25,29 @@ W_RECENCY = 0.02
 W_EVIDENCE = 0.01
 RECENCY_DAYS = 90.0
 
+_EXPLICIT = Basis.EXPLICIT
+_AGENT = Scope.AGENT
+#: Builds a Ranked without NamedTuple's Python-level __new__ (this runs per candidate).
+_new = tuple.__new__
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
+
+class Ranked(NamedTuple):
+    """A note with its final score and its normalized relevance (in [0, 1]).
+
+    The tuple itself is the sort key (pinned first, higher score, then id), so
+    ranking sorts plain tuples; read it through ``note``, ``score`` and
+    ``relevance``.
+    """
+
+    unpinned: bool
+    neg_score: float
+    note_id: str
     note: Note
-    score: float
     relevance: float
+
+    @property
+    def score(self) -> float:
+        return -self.neg_score
 
 
 def recency(note: Note, now: datetime) -> float:
@@ -39,11 +56,15 @@ def recency(note: Note, now: datetime) -> float:
     return math.exp(-age_days / RECENCY_DAYS)
 
 
+def _here(note: Note, current: frozenset[ScopeKey]) -> bool:
+    return (note.scope, None if note.scope is _AGENT else note.scope_id) in current
+
+
 def score(
     note: Note, relevance: float, *, current: frozenset[ScopeKey], now: datetime, has_query: bool
 ) -> float:
-    explicit = 1.0 if note.basis is Basis.EXPLICIT else 0.0
-    here = 1.0 if scope_key(note.scope, note.scope_id) in current else 0.0
+    explicit = 1.0 if note.basis is _EXPLICIT else 0.0
+    here = 1.0 if _here(note, current) else 0.0
     fresh = recency(note, now)
     if not has_query:
         return 4.0 * explicit + 2.0 * here + fresh
@@ -68,13 +89,38 @@ def rank(
     """Order ``notes`` best first. ``relevance`` maps note id → raw relevance (any scale)."""
     top = max(relevance.values(), default=0.0)
     scale = 1.0 / top if top > 0 else 0.0
-    ranked = []
+    get = relevance.get
+    exp = math.exp
+    new = _new
+    explicit_basis = _EXPLICIT
+    # "Is this note in the run's own channel or speaker scope", as id sets per scope.
+    here_ids: dict[Scope, set[str | None]] = {}
+    for scope, scope_id in current:
+        if scope is not _AGENT:
+            here_ids.setdefault(scope, set()).add(scope_id)
+    nowhere: set[str | None] = set()
+    ranked: list[Ranked] = []
+    # score() inlined, same arithmetic: this loop runs per candidate on every recall.
     for note in notes:
-        rel = relevance.get(note.id, 0.0) * scale
-        ranked.append(
-            Ranked(note, score(note, rel, current=current, now=now, has_query=has_query), rel)
-        )
-    ranked.sort(key=lambda r: (not r.note.pinned, -r.score, r.note.id))
+        rel = get(note.id, 0.0) * scale
+        explicit = 1.0 if note.basis is explicit_basis else 0.0
+        here = 1.0 if note.scope_id in here_ids.get(note.scope, nowhere) else 0.0
+        age_days = (now - note.said_at).total_seconds() / 86400.0
+        fresh = exp(-(age_days if age_days > 0.0 else 0.0) / RECENCY_DAYS)
+        if has_query:
+            extra = note.evidence - 1
+            s = (
+                rel
+                + W_EXPLICIT * explicit
+                + W_CURRENT * here
+                + W_RECENCY * fresh
+                + W_EVIDENCE * ((3 if extra > 3 else extra) / 3.0)
+            )
+        else:
+            s = 4.0 * explicit + 2.0 * here + fresh
+        ranked.append(new(Ranked, (not note.pinned, -s, note.id, note, rel)))
+    # Ids are unique, so the comparison never reaches the Note.
+    ranked.sort()
     return ranked
 
 
@@ -84,9 +130,9 @@ def preference_key(note: Note, current: frozenset[ScopeKey]) -> tuple[int, int, 
     Explicit beats inferred; the run's own channel or speaker beats a broader
     default; a newer statement beats an older one; then the id.
     """
-    specific = scope_key(note.scope, note.scope_id) in current or note.scope is not Scope.AGENT
+    specific = note.scope is not _AGENT or _here(note, current)
     return (
-        0 if note.basis is Basis.EXPLICIT else 1,
+        0 if note.basis is _EXPLICIT else 1,
         0 if specific else 1,
         -note.said_at.timestamp(),
         note.id,

@@ -1,0 +1,45 @@
+"""Wiring an agent's vector index: which embedder, and where its cache lives.
+
+Importing this module never imports numpy; :func:`make_vector_index` returns
+``None`` (recall runs ``lexical``) when numpy or an embedder is unavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from remem.providers.embed import Embedder, EmbeddingError, default_embedder
+
+if TYPE_CHECKING:
+    from remem.recall.vectors import VectorIndex
+    from remem.store.base import Backend
+
+log = logging.getLogger("remem.embeddings")
+
+#: The cache file's name (``<data>/agents/<agent>/vectors.cache`` for JSONL stores).
+CACHE_NAME = "vectors"
+
+
+def make_vector_index(
+    backend: Backend, agent: str, embedder: Embedder | bool | None = True
+) -> VectorIndex | None:
+    """The vector index of ``agent``, or ``None`` when embeddings are unavailable.
+
+    ``embedder``: ``True`` for :func:`~remem.providers.embed.default_embedder`,
+    ``False``/``None`` for none, or an :class:`Embedder` to use.
+    """
+    chosen = default_embedder() if embedder is True else embedder or None
+    if chosen is None:
+        return None
+    try:
+        from remem.recall.vectors import VectorIndex
+    except ImportError:  # numpy vanished between the embedder's check and now
+        return None
+    cache_path = getattr(backend, "cache_path", None)
+    path = cache_path(agent, CACHE_NAME) if cache_path is not None else None
+    try:
+        return VectorIndex(chosen, path)
+    except EmbeddingError as exc:  # e.g. an HTTP embedder that cannot tell its dimension
+        log.warning("recall runs lexically for agent %s: %s", agent, exc)
+        return None

@@ -1,0 +1,581 @@
+"""Per-scope note vectors: a derived, erasable, rebuildable index (needs numpy).
+
+Every note the recall indexes hold (see :func:`remem.recall.index.indexable`)
+gets a vector from the agent's :class:`~remem.providers.embed.Embedder` when
+the change listener sees it: at write time, or when a lazily loaded
+projection folds the note's scope. Vectors are stored per scope as ``int8``
+rows with one ``float32`` scale and a text fingerprint each (about 270 bytes
+per note at 256 dimensions), in note-id order, so a recall reads only its
+eligible scopes' rows and a million notes fit in memory.
+
+Forgetting or erasing a note removes its row at once. The rows are also
+persisted as a cache next to the log (:class:`VectorFile`): an append-only
+file of fixed-size, checksummed records, each naming a note and a
+fingerprint of the exact text it embeds. The log stays the only source of
+truth: a cached row waits in a per-scope stash until its note is seen, and
+is used only if the note is still indexed, in that scope, with that same
+text (and the embedder's name matches); every other note is embedded again.
+A missing, stale, foreign or damaged file therefore costs time, never
+correctness. Compaction removes the file (it may hold vectors of erased
+notes); it is written again from memory on the next change.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mmap
+import os
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from remem.core.events import Event
+from remem.core.model import Note
+from remem.core.projection import ScopeKey, State, scope_key
+from remem.providers.embed import Embedder
+from remem.recall.index import changed_notes, homes, indexable, materialized
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+log = logging.getLogger("remem.embeddings")
+
+#: What a cache file yields: note ids (bytes), fingerprints, scales and int8 rows.
+CacheTable = tuple[
+    "NDArray[np.bytes_]", "NDArray[np.uint64]", "NDArray[np.float32]", "NDArray[np.int8]"
+]
+
+_ID_BYTES = 40
+#: Notes embedded per call when many need vectors (a rebuild): bounds the memory it takes.
+EMBED_CHUNK = 1024
+#: After an embedding failure, notes waiting for a vector are retried this much later.
+RETRY_SECONDS = 60.0
+_GROW = 1.25
+_MIN_CAP = 8
+
+
+def fingerprint(text: str) -> int:
+    """64-bit fingerprint of the exact text a vector embeds (CRC-32 and Adler-32).
+
+    Not cryptographic, and need not be: it only tells a cached vector from a stale
+    one, and it is computed for every note when an agent is opened.
+    """
+    raw = text.encode("utf-8")
+    return zlib.crc32(raw) << 32 | zlib.adler32(raw)
+
+
+def quantize(vectors: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
+    """Rows → (int8 rows, scale per row) with ``row ≈ q * scale``; zero rows get scale 0."""
+    peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
+    scale = (peak / np.float32(127.0)).astype(np.float32)
+    safe = np.where(scale > 0, scale, np.float32(1.0))
+    q = np.rint(vectors / safe[:, None]).clip(-127, 127).astype(np.int8)
+    return q, scale
+
+
+class VectorBlock:
+    """One scope's vectors: rows in ascending note-id order, capacity grown in steps."""
+
+    __slots__ = ("fps", "ids", "mat", "scale", "version")
+
+    def __init__(self, dim: int) -> None:
+        self.ids: list[str] = []
+        self.mat = np.zeros((_MIN_CAP, dim), dtype=np.int8)
+        self.scale = np.zeros(_MIN_CAP, dtype=np.float32)
+        self.fps = np.zeros(_MIN_CAP, dtype=np.uint64)
+        self.version = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, note_id: str) -> int:
+        import bisect
+
+        r = bisect.bisect_left(self.ids, note_id)
+        return r if r < len(self.ids) and self.ids[r] == note_id else -1
+
+    def _resize(self, cap: int) -> None:
+        n = len(self.ids)
+        for name in ("mat", "scale", "fps"):
+            old = getattr(self, name)
+            new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
+            new[:n] = old[:n]
+            setattr(self, name, new)
+
+    def insert(self, note_id: str, q: NDArray[np.int8], scale: float, fp: int) -> None:
+        import bisect
+
+        n = len(self.ids)
+        if n == len(self.scale):
+            self._resize(max(_MIN_CAP, int(n * _GROW) + 1))
+        r = bisect.bisect_left(self.ids, note_id)
+        if r < n:  # out of id order (a moved note): shift the tail down one row
+            self.mat[r + 1 : n + 1] = self.mat[r:n].copy()
+            self.scale[r + 1 : n + 1] = self.scale[r:n].copy()
+            self.fps[r + 1 : n + 1] = self.fps[r:n].copy()
+        self.ids.insert(r, note_id)
+        self.mat[r] = q
+        self.scale[r] = scale
+        self.fps[r] = fp
+        self.version += 1
+
+    def delete(self, r: int) -> None:
+        n = len(self.ids)
+        self.mat[r : n - 1] = self.mat[r + 1 : n].copy()
+        self.scale[r : n - 1] = self.scale[r + 1 : n].copy()
+        self.fps[r : n - 1] = self.fps[r + 1 : n].copy()
+        del self.ids[r]
+        self.mat[n - 1] = 0
+        self.scale[n - 1] = 0
+        self.fps[n - 1] = 0
+        self.version += 1
+        if len(self.scale) > _MIN_CAP and len(self.ids) * 2 < len(self.scale):
+            self._resize(max(_MIN_CAP, int(len(self.ids) * _GROW) + 1))
+
+    def similarities(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+        """Cosine similarity of every row with the unit vector ``query``."""
+        n = len(self.ids)
+        sims: NDArray[np.float32] = (self.mat[:n] @ query) * self.scale[:n]
+        return sims
+
+
+class _Stash:
+    """Rows of one scope not yet checked against their notes (ids ascending).
+
+    They come from the cache file, or are kept over a reset; a row is *taken*
+    (and checked by fingerprint) when its note is seen, and written back to the
+    file with every snapshot until then.
+    """
+
+    __slots__ = ("fps", "ids", "left", "scales", "taken", "vecs")
+
+    def __init__(
+        self,
+        ids: NDArray[np.bytes_],
+        fps: NDArray[np.uint64],
+        scales: NDArray[np.float32],
+        vecs: NDArray[np.int8],
+    ) -> None:
+        order = np.argsort(ids, kind="stable")
+        self.ids = ids[order]
+        self.fps = fps[order]
+        self.scales = scales[order]
+        self.vecs = vecs[order]
+        self.taken = np.zeros(len(order), dtype=bool)
+        self.left = len(order)
+
+    def take(self, note_id: str) -> tuple[int, float, NDArray[np.int8]] | None:
+        """The row of ``note_id`` (fingerprint, scale, int8 vector), removed from the stash."""
+        raw = note_id.encode("utf-8")
+        i = int(np.searchsorted(self.ids, raw))
+        if i >= len(self.ids) or self.ids[i] != raw or self.taken[i]:
+            return None
+        self.taken[i] = True
+        self.left -= 1
+        return int(self.fps[i]), float(self.scales[i]), self.vecs[i]
+
+    def rows(self) -> Iterator[tuple[str, int, float, NDArray[np.int8]]]:
+        for i in np.flatnonzero(~self.taken).tolist():
+            yield self.ids[i].decode("utf-8"), int(self.fps[i]), float(self.scales[i]), self.vecs[i]
+
+
+class VectorIndex:
+    """The vectors of one agent's notes, kept in step with the projection.
+
+    Rows are checked against their note (by text fingerprint) when the note is
+    seen: on the change listener for every write, and when a lazily loaded
+    projection folds a scope. Until then, rows read from the cache file (or
+    kept over a reset) wait in a per-scope stash, so opening a large store
+    neither embeds nor materializes anything. Thread-safe. ``path`` is the
+    cache file (``None``: memory only). Embedding failures are logged and
+    retried later; the notes involved rank lexically meanwhile.
+    """
+
+    def __init__(self, embedder: Embedder, path: Path | None = None) -> None:
+        self.embedder = embedder
+        self.dim = int(embedder.dim)
+        self.blocks: dict[ScopeKey, VectorBlock] = {}
+        self._stash: dict[ScopeKey, _Stash] = {}
+        self._pending: set[str] = set()
+        self._retry_at = 0.0
+        self._lock = threading.RLock()
+        self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
+        self._loaded = False
+
+    # -- queries --------------------------------------------------------------------------
+
+    def block(self, key: ScopeKey) -> VectorBlock | None:
+        return self.blocks.get(key)
+
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """The query's unit vector; raises what the embedder raises."""
+        vector: NDArray[np.float32] = self.embedder.embed([text])[0]
+        return vector
+
+    def __contains__(self, note_id: object) -> bool:
+        """Whether ``note_id`` has a checked vector (looks in every scope: tests and tools)."""
+        return isinstance(note_id, str) and any(b.row(note_id) >= 0 for b in self.blocks.values())
+
+    def __len__(self) -> int:
+        """Rows held: checked ones and those still waiting in the stash."""
+        return sum(len(b) for b in self.blocks.values()) + sum(s.left for s in self._stash.values())
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    # -- upkeep ---------------------------------------------------------------------------
+
+    def update(self, state: State, events: Iterable[Event]) -> None:
+        """Apply ``events`` (already folded into ``state``): embed new text, drop the dead."""
+        touched, moved = changed_notes(events)
+        with self._lock:
+            first = self._load_once(state)
+            ids = list(touched)
+            if self._pending and time.monotonic() >= self._retry_at:
+                ids.extend(i for i in sorted(self._pending) if i not in touched)
+            self._sync(state, ids, moved)
+            if first:
+                self._after_load()
+
+    def reset(self, state: State, events: Iterable[Event] = ()) -> None:
+        """The log was replaced (compaction, another process): start over from ``state``.
+
+        Every row goes back to the stash under its note's new scope; rows of
+        notes the new log does not hold (erased) leave memory and the file now.
+        Then ``events`` (what the new state folded) are applied as in :meth:`update`.
+        """
+        with self._lock:
+            first = self._load_once(state)
+            if not first and self._restash(state) and self.file is not None:
+                self.file.snapshot(self._all_records())
+            touched, _ = changed_notes(events)
+            self._sync(state, list(touched), set())
+            if first:
+                self._after_load()
+
+    def _load_once(self, state: State) -> bool:
+        """On the first change: stash the cached rows of the notes ``state`` knows."""
+        if self._loaded:
+            return False
+        self._loaded = True
+        table = self.file.load() if self.file is not None else None
+        if table is not None:
+            self._stash_rows(state, *table)
+        return True
+
+    def _stash_rows(
+        self,
+        state: State,
+        ids: NDArray[np.bytes_],
+        fps: NDArray[np.uint64],
+        scales: NDArray[np.float32],
+        vecs: NDArray[np.int8],
+    ) -> int:
+        """Group rows by their note's current scope into the stash; returns rows dropped."""
+        home = homes(state)
+        groups: dict[ScopeKey, list[int]] = {}
+        dropped = 0
+        for i, raw in enumerate(ids.tolist()):
+            key = home.get(raw.decode("utf-8", errors="replace"))
+            if key is None:
+                dropped += 1
+            else:
+                groups.setdefault(key, []).append(i)
+        for key, rows in groups.items():
+            self._stash[key] = _Stash(ids[rows], fps[rows], scales[rows], vecs[rows])
+        return dropped
+
+    def _restash(self, state: State) -> bool:
+        """Move every row (checked or not) back to the stash; True if some were dropped."""
+        rows = list(self._all_rows())
+        self.blocks.clear()
+        self._stash.clear()
+        self._pending.clear()
+        if not rows:
+            return False
+        ids = np.array([r[0].encode("utf-8") for r in rows], dtype=f"S{_ID_BYTES}")
+        fps = np.array([r[1] for r in rows], dtype=np.uint64)
+        scales = np.array([r[2] for r in rows], dtype=np.float32)
+        vecs = np.stack([r[3] for r in rows]).astype(np.int8, copy=False)
+        return self._stash_rows(state, ids, fps, scales, vecs) > 0
+
+    def _after_load(self) -> None:
+        if self.file is not None and self.file.needs_snapshot(len(self)):
+            self.file.snapshot(self._all_records())
+
+    def _sync(self, state: State, note_ids: Sequence[str], moved: set[str]) -> None:
+        """Bring the rows of ``note_ids`` in line with ``state``.
+
+        Notes in ``moved`` may have rows in any scope; the others only in their
+        own. A note the projection does not hold (a lazily loaded scope not
+        folded yet) is left alone: it is seen when its scope is folded.
+        """
+        todo: list[tuple[Note, ScopeKey, int]] = []
+        records: list[bytes] = []
+        for note_id in note_ids:
+            note = materialized(state, note_id)
+            key = scope_key(note.scope, note.scope_id) if note is not None else None
+            if note_id in moved:
+                for other in [k for k in self.blocks if k != key]:
+                    if self._delete(other, note_id):
+                        records.append(self._record_drop(note_id))
+            if note is None or key is None:
+                continue
+            stash = self._stash.get(key)
+            if not indexable(note):
+                self._pending.discard(note_id)
+                if stash is not None:
+                    self._take(key, stash, note_id)
+                if self._delete(key, note_id):
+                    records.append(self._record_drop(note_id))
+                continue
+            fp = fingerprint(note.text)
+            block = self.blocks.get(key)
+            r = block.row(note_id) if block is not None else -1
+            if r >= 0 and block is not None and int(block.fps[r]) == fp:
+                self._pending.discard(note_id)
+                continue
+            cached = self._take(key, stash, note_id) if stash is not None else None
+            if cached is not None and cached[0] == fp:
+                self._place(note.id, key, cached[2], cached[1], fp)
+                self._pending.discard(note_id)
+                continue
+            todo.append((note, key, fp))
+        if records and self.file is not None:
+            self.file.append(records, self._all_records)
+        # In chunks: a rebuild of a large store must not hold every vector at once.
+        for start in range(0, len(todo), EMBED_CHUNK):
+            embedded = self._embed(todo[start : start + EMBED_CHUNK])
+            if embedded is None:  # the embedder is failing: the rest waits for the retry
+                self._pending.update(note.id for note, _, _ in todo[start:])
+                break
+            if embedded and self.file is not None:
+                self.file.append(embedded, self._all_records)
+
+    def _take(
+        self, key: ScopeKey, stash: _Stash, note_id: str
+    ) -> tuple[int, float, NDArray[np.int8]] | None:
+        row = stash.take(note_id)
+        if not stash.left:
+            del self._stash[key]
+        return row
+
+    def _embed(self, todo: list[tuple[Note, ScopeKey, int]]) -> list[bytes] | None:
+        """Embed and place ``todo``; the file records to append, or ``None`` on failure."""
+        try:
+            vectors = self.embedder.embed([note.text for note, _, _ in todo])
+            if vectors.shape != (len(todo), self.dim):
+                raise ValueError(f"embedder returned shape {vectors.shape}")
+        except Exception as exc:  # a remote embedder may fail in many ways; retry later
+            self._pending.update(note.id for note, _, _ in todo)
+            # Do not retry the backlog on every write while the embedder is down.
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+            log.warning("could not embed %d note(s), will retry: %s", len(todo), exc)
+            return None
+        q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        records = []
+        for i, (note, key, fp) in enumerate(todo):
+            self._place(note.id, key, q[i], float(scale[i]), fp)
+            self._pending.discard(note.id)
+            if self.file is not None:
+                records.append(self.file.record(note.id, fp, float(scale[i]), q[i].tobytes()))
+        return records
+
+    def _place(
+        self, note_id: str, key: ScopeKey, q: NDArray[np.int8], scale: float, fp: int
+    ) -> None:
+        block = self.blocks.get(key)
+        if block is None:
+            block = self.blocks[key] = VectorBlock(self.dim)
+        elif (r := block.row(note_id)) >= 0:
+            block.delete(r)
+        block.insert(note_id, q, scale, fp)
+
+    def _delete(self, key: ScopeKey, note_id: str) -> bool:
+        block = self.blocks.get(key)
+        if block is None or (r := block.row(note_id)) < 0:
+            return False
+        block.delete(r)
+        if not len(block):
+            del self.blocks[key]
+        return True
+
+    def _record_drop(self, note_id: str) -> bytes:
+        return self.file.record(note_id, 0, 0.0, None) if self.file is not None else b""
+
+    def _all_rows(self) -> Iterator[tuple[str, int, float, NDArray[np.int8]]]:
+        """Every row held: (note id, fingerprint, scale, int8 vector)."""
+        for block in self.blocks.values():
+            for r, note_id in enumerate(block.ids):
+                yield note_id, int(block.fps[r]), float(block.scale[r]), block.mat[r]
+        for stash in self._stash.values():
+            yield from stash.rows()
+
+    def _all_records(self) -> list[bytes]:
+        assert self.file is not None
+        record = self.file.record
+        return [record(i, fp, scale, vec.tobytes()) for i, fp, scale, vec in self._all_rows()]
+
+
+class VectorFile:
+    """The on-disk cache of an agent's vectors (see the module docstring).
+
+    Layout: ``MAGIC``, a 4-byte header length, a JSON header naming the
+    embedder and dimension, then fixed-size records::
+
+        crc32 u32 | op u8 (1 put, 0 drop) | id length u8 | id 40s | fingerprint u64
+        | scale f32 | vector int8[dim]
+
+    The CRC covers the record after itself. A torn tail (a partial record) is
+    ignored. Appends are single ``write`` calls without fsync: this is a cache.
+    """
+
+    MAGIC = b"REMEMVEC"
+
+    def __init__(self, path: Path, embedder: str, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+        header = json.dumps({"v": 2, "embedder": embedder, "dim": dim}, sort_keys=True).encode()
+        self.header = self.MAGIC + len(header).to_bytes(4, "little") + header
+        self.size = 4 + 1 + 1 + _ID_BYTES + 8 + 4 + dim
+        self.dtype = np.dtype(
+            [
+                ("crc", "<u4"),
+                ("op", "u1"),
+                ("idlen", "u1"),
+                ("id", f"S{_ID_BYTES}"),
+                ("fp", "<u8"),
+                ("scale", "<f4"),
+                ("vec", "i1", (dim,)),
+            ]
+        )
+        assert self.dtype.itemsize == self.size
+        self.records = 0
+        self._ino: int | None = None
+
+    def record(self, note_id: str, fp: int, scale: float, vector: bytes | None) -> bytes:
+        raw = note_id.encode("utf-8")
+        if len(raw) > _ID_BYTES:
+            return b""  # not cacheable: embedded again on the next open
+        body = (
+            (b"\x01" if vector is not None else b"\x00")
+            + bytes([len(raw)])
+            + raw.ljust(_ID_BYTES, b"\x00")
+            + fp.to_bytes(8, "little")
+            + np.float32(scale).tobytes()
+            + (vector if vector is not None else bytes(self.dim))
+        )
+        return zlib.crc32(body).to_bytes(4, "little") + body
+
+    def load(self) -> CacheTable | None:
+        """The valid puts in the file, the last record per note winning; ``None``: nothing.
+
+        Returns ``(ids, fingerprints, scales, int8 rows)``: arrays copied out of a
+        read-only map of the file, so a large cache is never duplicated in memory.
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size < len(self.header):
+                    self.records = -1
+                    return None
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                    return self._parse(mapped, size)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, BufferError) as exc:
+            log.warning("ignoring unreadable vector cache %s: %s", self.path, exc)
+            self.records = -1
+            return None
+
+    def _parse(self, mapped: mmap.mmap, size: int) -> CacheTable | None:
+        start = len(self.header)
+        if mapped[:start] != self.header:
+            log.info("vector cache %s is for another embedder or version; rebuilding", self.path)
+            self.records = -1
+            return None
+        count = (size - start) // self.size
+        view = memoryview(mapped)
+        records = None
+        try:
+            records = np.frombuffer(mapped, dtype=self.dtype, count=count, offset=start)
+            crcs = records["crc"].tolist()
+            at = start + 4
+            valid = np.fromiter(
+                (
+                    zlib.crc32(view[at + i * self.size : start + (i + 1) * self.size]) == crc
+                    for i, crc in enumerate(crcs)
+                ),
+                dtype=bool,
+                count=count,
+            )
+            good = np.flatnonzero(valid)
+            self.records = count if len(good) == count and size == start + count * self.size else -1
+            if not len(good):
+                return None
+            # The last valid record of each note decides (a put, or a drop).
+            keys = records["id"][good][::-1]
+            _, first = np.unique(keys, return_index=True)
+            last = good[::-1][first]
+            last = np.sort(last[records["op"][last] == 1])
+            table = records[last]  # a copy: nothing below refers to the map
+        finally:
+            del records
+            view.release()
+        return (
+            np.ascontiguousarray(table["id"]),
+            table["fp"].astype(np.uint64),
+            table["scale"].astype(np.float32),
+            np.ascontiguousarray(table["vec"], dtype=np.int8),
+        )
+
+    def needs_snapshot(self, live: int) -> bool:
+        """True when the file is missing, damaged or mostly superseded records."""
+        return self.records < 0 or self.records > 2 * live + 1024 or not self.path.exists()
+
+    def snapshot(self, records: Sequence[bytes]) -> None:
+        """Atomically replace the file with ``records`` (the current rows)."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                fh.write(self.header)
+                fh.write(b"".join(records))
+            os.replace(tmp, self.path)
+            self._ino = os.stat(self.path).st_ino
+            self.records = len(records)
+        except OSError as exc:
+            log.warning("could not write vector cache %s: %s", self.path, exc.strerror)
+            tmp.unlink(missing_ok=True)
+
+    def append(self, records: Sequence[bytes], everything: Any) -> None:
+        """Append ``records``; if the file went away (compaction), write all rows instead.
+
+        ``everything`` is a callable returning every current row's record.
+        """
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            self.snapshot(everything())
+            return
+        except OSError:
+            return
+        if st.st_size < len(self.header):
+            self.snapshot(everything())
+            return
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, b"".join(records))
+            finally:
+                os.close(fd)
+            self.records += len(records)
+        except OSError as exc:
+            log.warning("could not append to vector cache %s: %s", self.path, exc.strerror)
