@@ -46,6 +46,8 @@ class AgentLog:
         self.log: EventLog = backend.event_log(agent)
         self.traces: TraceLog = backend.trace_log(agent)
         self.lock = threading.RLock()
+        #: Prepared recall candidates by run shape (see remem.recall.engine.prepare).
+        self.recall_cache: dict[Any, Any] = {}
         self._seen: list[Event] = []
         self._scanned = 0
         self.state = self._new_state()
@@ -98,6 +100,7 @@ class AgentLog:
     def _reset(self) -> None:
         self.state = self._new_state()
         self._seen = []
+        self.recall_cache.clear()
 
     def _catch_up(self, reset: bool) -> None:
         seen, self._seen = self._seen, []

@@ -257,6 +257,8 @@ class State:
         self.vetoes: set[tuple[str, str]] = set()
         self.erased: dict[str, str] = {}
         self.events = 0
+        #: Bumped whenever a note of that scope changes: derived caches key on it.
+        self.scope_versions: dict[ScopeKey, int] = {}
 
     # -- the catalog: membership and positions of every note --------------------------------
 
@@ -415,6 +417,9 @@ class State:
         if before is None or _index_changed(before, after):
             self._unindex(before)
             self._index(after)
+        if before is not None and (before.scope, before.scope_id) != (after.scope, after.scope_id):
+            self._bump(scope_key(before.scope, before.scope_id))
+        self._bump(scope_key(after.scope, after.scope_id))
         data[after.id] = after
         if self.loader is None:
             self._record(after.id, None, scope_key(after.scope, after.scope_id))
@@ -439,6 +444,9 @@ class State:
                 rev.undone_at = event.ts
                 self.vetoes.add((rev.replacement, rev.retired))
 
+    def _bump(self, key: ScopeKey) -> None:
+        self.scope_versions[key] = self.scope_versions.get(key, 0) + 1
+
     def _index(self, note: Note) -> None:
         key = scope_key(note.scope, note.scope_id)
         texts = self.by_text.get(key)
@@ -461,6 +469,8 @@ class State:
     def _drop(self, note_id: str) -> None:
         note = self.notes._data.pop(note_id, None)
         self._unindex(note)
+        if note is not None:
+            self._bump(scope_key(note.scope, note.scope_id))
 
     def in_scope(self, scope: Scope, scope_id: str | None) -> list[Note]:
         """Notes whose home is the given scope (materializing it on first use)."""

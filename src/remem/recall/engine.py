@@ -13,7 +13,8 @@ from remem.context import RunContext, RunKind
 from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_text
 from remem.core.projection import ScopeKey, State
 from remem.policy.config import Limits
-from remem.recall.rank import Ranked, preference_key, rank
+from remem.providers.embed import numpy_available
+from remem.recall.rank import Columns, preference_key, rank
 from remem.recall.relevance import relevance
 from remem.recall.render import note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
@@ -30,6 +31,8 @@ _STATUS_REASON = {
     Status.EXPIRED: "expired",
 }
 _DEAD = (Status.FORGOTTEN, Status.REJECTED)
+#: Prepared candidate lists kept per agent (one per distinct run shape).
+RECALL_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +61,6 @@ class RecallPolicy:
         if note.scope is Scope.CHANNEL:
             return self.limits.retention_days
         return self.retention_days_agent
-
-    no_inferred_users: frozenset[str] = frozenset()
 
 
 def _reason(
@@ -176,23 +177,111 @@ def collapse(
 
 
 def apply_budget(
-    ranked: Sequence[Ranked], max_notes: int, max_chars: int
-) -> tuple[list[Ranked], list[tuple[str, str]], int]:
-    """Take notes in rank order within the note and character budgets."""
-    chosen: list[Ranked] = []
-    excluded = []
+    notes: Sequence[Note],
+    order: Sequence[int],
+    scores: Sequence[float],
+    max_notes: int,
+    max_chars: int,
+) -> tuple[list[tuple[Note, float]], list[tuple[str, str]], int]:
+    """Take notes in rank order (``order`` indexes ``notes``) within both budgets."""
+    chosen: list[tuple[Note, float]] = []
+    excluded: list[tuple[str, str]] = []
     used = 0
-    for item in ranked:
+    for rank_pos, i in enumerate(order):
         if len(chosen) >= max_notes:
-            excluded.append((item.note.id, "over_note_limit"))
-            continue
-        cost = len(note_line(len(chosen) + 1, item.note)) + 1
+            # Everything further down is over the note limit: no need to look at it.
+            excluded.extend((notes[j].id, "over_note_limit") for j in order[rank_pos:])
+            break
+        note = notes[i]
+        cost = len(note_line(len(chosen) + 1, note)) + 1
         if used + cost > max_chars:
-            excluded.append((item.note.id, "over_char_budget"))
+            excluded.append((note.id, "over_char_budget"))
             continue
-        chosen.append(item)
+        chosen.append((note, scores[rank_pos]))
         used += cost
     return chosen, excluded, used
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What a recall computes before looking at the query, cached between recalls.
+
+    Valid while the eligible scopes are unchanged (their versions), for the same
+    policy and run shape, and until ``valid_until`` (the first moment one of the
+    kept notes expires).
+    """
+
+    versions: tuple[int, ...]
+    candidates: list[str]
+    excluded: list[tuple[str, str]]
+    notes: list[Note]
+    valid_until: datetime | None
+    columns: Columns | None
+
+
+def _deadline(notes: Sequence[Note], policy: RecallPolicy) -> datetime | None:
+    ends = [n.expires_at for n in notes if n.expires_at is not None]
+    for note in notes:
+        days = policy.retention_for(note)
+        if days is not None:
+            ends.append(note.said_at + timedelta(days=days))
+    return min(ends, default=None)
+
+
+def prepare(
+    agent: AgentLog,
+    state: State,
+    ctx: RunContext,
+    keys: Sequence[ScopeKey],
+    policy: RecallPolicy,
+    now: datetime,
+    tag: str | None,
+) -> Prepared:
+    """Candidates, filters and collapse for this run: cached until something changes."""
+    for key in keys:
+        state.ensure(key)
+    versions = tuple(state.scope_versions.get(k, 0) for k in keys)
+    cache_key = (ctx.kind, ctx.channel, ctx.actor, tag, tuple(keys), policy)
+    cached: Prepared | None = agent.recall_cache.get(cache_key)
+    if (
+        cached is not None
+        and cached.versions == versions
+        and (cached.valid_until is None or now < cached.valid_until)
+    ):
+        return cached
+    candidates = _candidates(state, keys, tag)
+    allowed, excluded = filter_candidates(candidates, ctx, policy, now)
+    current = current_keys(ctx)
+    unique, collapsed = collapse(allowed, current)
+    unique.sort(key=lambda n: n.id)
+    prepared = Prepared(
+        versions=versions,
+        candidates=[n.id for n in candidates],
+        excluded=excluded + collapsed,
+        notes=unique,
+        valid_until=_deadline(unique, policy),
+        columns=Columns(unique, current) if numpy_available() else None,
+    )
+    if len(agent.recall_cache) >= RECALL_CACHE_SIZE:
+        agent.recall_cache.pop(next(iter(agent.recall_cache)))
+    agent.recall_cache[cache_key] = prepared
+    return prepared
+
+
+def _order(
+    prepared: Prepared,
+    scores: dict[str, float],
+    ctx: RunContext,
+    now: datetime,
+    has_query: bool,
+) -> tuple[list[int], list[float]]:
+    if prepared.columns is not None:
+        order, final, _ = prepared.columns.rank(scores, now, has_query)
+        return order, final
+    # Without numpy: the reference implementation, mapped back to positions.
+    ranked = rank(prepared.notes, scores, current=current_keys(ctx), now=now, has_query=has_query)
+    position = {n.id: i for i, n in enumerate(prepared.notes)}
+    return [position[r.note.id] for r in ranked], [r.score for r in ranked]
 
 
 def run_recall(
@@ -209,20 +298,17 @@ def run_recall(
     """Run the pipeline and append the trace; see the module docstring."""
     state = agent.sync()
     keys = eligible_scopes(ctx, state)
-    candidates = _candidates(state, keys, tag)
-    allowed, excluded = filter_candidates(candidates, ctx, policy, now)
-    current = current_keys(ctx)
-    unique, collapsed = collapse(allowed, current)
-    excluded.extend(collapsed)
+    prepared = prepare(agent, state, ctx, keys, policy, now, tag)
     scores, mode = relevance(agent.lexical, state, keys, query)
-    ranked = rank(unique, scores, current=current, now=now, has_query=bool(query.strip()))
+    order, final = _order(prepared, scores, ctx, now, bool(query.strip()))
     limits = policy.limits
     char_limit = (
         limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)
     )
-    chosen, over, used = apply_budget(ranked, limits.recall_max_notes, char_limit)
-    excluded.extend(over)
-    notes = [r.note for r in chosen]
+    chosen, over, used = apply_budget(
+        prepared.notes, order, final, limits.recall_max_notes, char_limit
+    )
+    notes = [note for note, _ in chosen]
     text = render(notes)
     trace = Trace(
         run_id=ctx.run_id,
@@ -235,9 +321,9 @@ def run_recall(
         query=query,
         retrieval=mode,
         scopes=[k[0].value + (f":{k[1]}" if k[1] else "") for k in keys],
-        candidates=[n.id for n in candidates],
-        selected=[(r.note.id, r.score) for r in chosen],
-        excluded=excluded,
+        candidates=prepared.candidates,
+        selected=[(note.id, score) for note, score in chosen],
+        excluded=prepared.excluded + over,
         budget={
             "max_notes": limits.recall_max_notes,
             "max_chars": char_limit,
@@ -254,7 +340,7 @@ def run_recall(
         run_id=ctx.run_id,
         retrieval=mode,
         rules=rules,
-        scores={r.note.id: r.score for r in chosen},
+        scores={note.id: score for note, score in chosen},
     )
 
 

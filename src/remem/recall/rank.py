@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from remem.core.model import Basis, Note, Scope
@@ -137,3 +137,74 @@ def preference_key(note: Note, current: frozenset[ScopeKey]) -> tuple[int, int, 
         -note.said_at.timestamp(),
         note.id,
     )
+
+
+class Columns:
+    """The query-independent parts of :func:`rank`'s score for a fixed list of notes, as
+    numpy arrays, so ranking a few hundred candidates is a handful of vector operations
+    rather than a Python loop. Same arithmetic in the same order as :func:`rank` (exact
+    microsecond ages, ``math.exp``), so both give identical scores; used when numpy is
+    available.
+    """
+
+    __slots__ = ("evidence", "explicit", "here", "ids", "order_of_id", "pinned", "said_us")
+
+    def __init__(self, notes: Sequence[Note], current: frozenset[ScopeKey]) -> None:
+        import numpy as np
+
+        self.ids = [n.id for n in notes]
+        self.explicit = np.array([n.basis is _EXPLICIT for n in notes], dtype=np.float64)
+        self.here = np.array([_here(n, current) for n in notes], dtype=np.float64)
+        self.evidence = np.array([min(n.evidence - 1, 3) / 3.0 for n in notes], dtype=np.float64)
+        self.said_us = [_micros(n.said_at) for n in notes]
+        self.pinned = np.array([n.pinned for n in notes], dtype=bool)
+        ranks = np.empty(len(notes), dtype=np.int64)
+        ranks[np.argsort(np.array(self.ids, dtype=object), kind="stable")] = np.arange(len(notes))
+        self.order_of_id = ranks
+
+    def rank(
+        self, relevance: Mapping[str, float], now: datetime, has_query: bool
+    ) -> tuple[list[int], list[float], list[float]]:
+        """Positions of the notes best first, with each position's score and relevance."""
+        import numpy as np
+
+        n = len(self.ids)
+        if not n:
+            return [], [], []
+        get = relevance.get
+        top = max(relevance.values(), default=0.0)
+        scale = 1.0 / top if top > 0 else 0.0
+        rel = np.fromiter((get(i, 0.0) for i in self.ids), dtype=np.float64, count=n) * scale
+        now_us = _micros(now)
+        exp = math.exp
+        fresh = np.fromiter(
+            (exp(-(a if a > 0.0 else 0.0) / RECENCY_DAYS) for a in _ages(now_us, self.said_us)),
+            dtype=np.float64,
+            count=n,
+        )
+        if has_query:
+            scores = (
+                rel
+                + W_EXPLICIT * self.explicit
+                + W_CURRENT * self.here
+                + W_RECENCY * fresh
+                + W_EVIDENCE * self.evidence
+            )
+        else:
+            scores = 4.0 * self.explicit + 2.0 * self.here + fresh
+        order = np.lexsort((self.order_of_id, -scores, ~self.pinned))
+        return order.tolist(), scores[order].tolist(), rel[order].tolist()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    """Exact microseconds since the epoch (so ages match timedelta arithmetic)."""
+    delta = moment - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _ages(now_us: int, said_us: Sequence[int]) -> list[float]:
+    """Ages in days, computed as ``(now - said).total_seconds() / 86400`` would."""
+    return [((now_us - s) / 1_000_000) / 86400.0 for s in said_us]
