@@ -18,7 +18,7 @@ from remem.recall.rank import Columns, preference_key, rank
 from remem.recall.relevance import relevance
 from remem.recall.render import note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
-from remem.recall.trace import Trace
+from remem.recall.trace import Trace, group_by_reason
 
 if TYPE_CHECKING:
     from remem.agentlog import AgentLog
@@ -182,24 +182,34 @@ def apply_budget(
     scores: Sequence[float],
     max_notes: int,
     max_chars: int,
-) -> tuple[list[tuple[Note, float]], list[tuple[str, str]], int]:
-    """Take notes in rank order (``order`` indexes ``notes``) within both budgets."""
+) -> tuple[list[tuple[Note, float]], dict[str, list[str]], int]:
+    """Take notes in rank order (``order`` indexes ``notes``) within both budgets.
+
+    Returns the chosen notes with their scores, the ids left out by reason
+    (``over_note_limit``, ``over_char_budget``) and the characters used.
+    """
     chosen: list[tuple[Note, float]] = []
-    excluded: list[tuple[str, str]] = []
+    over_chars: list[str] = []
+    over_notes: list[str] = []
     used = 0
     for rank_pos, i in enumerate(order):
         if len(chosen) >= max_notes:
             # Everything further down is over the note limit: no need to look at it.
-            excluded.extend((notes[j].id, "over_note_limit") for j in order[rank_pos:])
+            over_notes = [notes[j].id for j in order[rank_pos:]]
             break
         note = notes[i]
         cost = len(note_line(len(chosen) + 1, note)) + 1
         if used + cost > max_chars:
-            excluded.append((note.id, "over_char_budget"))
+            over_chars.append(note.id)
             continue
         chosen.append((note, scores[rank_pos]))
         used += cost
-    return chosen, excluded, used
+    left_out = {}
+    if over_notes:
+        left_out["over_note_limit"] = over_notes
+    if over_chars:
+        left_out["over_char_budget"] = over_chars
+    return chosen, left_out, used
 
 
 @dataclass(slots=True)
@@ -213,7 +223,7 @@ class Prepared:
 
     versions: tuple[int, ...]
     candidates: list[str]
-    excluded: list[tuple[str, str]]
+    excluded: dict[str, list[str]]
     notes: list[Note]
     valid_until: datetime | None
     columns: Columns | None
@@ -257,7 +267,7 @@ def prepare(
     prepared = Prepared(
         versions=versions,
         candidates=[n.id for n in candidates],
-        excluded=excluded + collapsed,
+        excluded=group_by_reason(excluded + collapsed),
         notes=unique,
         valid_until=_deadline(unique, policy),
         columns=Columns(unique, current) if numpy_available() else None,
@@ -310,7 +320,7 @@ def run_recall(
     )
     notes = [note for note, _ in chosen]
     text = render(notes)
-    trace = Trace(
+    record = Trace.record(
         run_id=ctx.run_id,
         agent=ctx.agent,
         ts=format_ts(now),
@@ -321,9 +331,8 @@ def run_recall(
         query=query,
         retrieval=mode,
         scopes=[k[0].value + (f":{k[1]}" if k[1] else "") for k in keys],
-        candidates=prepared.candidates,
         selected=[(note.id, score) for note, score in chosen],
-        excluded=prepared.excluded + over,
+        excluded_by_reason={**prepared.excluded, **over},
         budget={
             "max_notes": limits.recall_max_notes,
             "max_chars": char_limit,
@@ -333,7 +342,7 @@ def run_recall(
         text_sha256=hashlib.sha256(text.encode()).hexdigest(),
         text_len=len(text),
     )
-    agent.traces.append(trace.to_dict())
+    agent.traces.append(record)
     return Recall(
         notes=notes,
         text=text,

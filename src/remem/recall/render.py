@@ -57,8 +57,22 @@ def meta(note: Note) -> str:
     return f"{note.scope.value} · {note.kind.value} · {note.basis.value} · {note.said_at:%Y-%m-%d}"
 
 
+_BODIES: dict[tuple[str, int], str] = {}
+
+
+def _body(note: Note) -> str:
+    """``[meta] "quoted text"`` of a note version (memoized: rendered on every turn)."""
+    key = (note.id, note.version)
+    body = _BODIES.get(key)
+    if body is None:
+        if len(_BODIES) > 100_000:
+            _BODIES.clear()
+        body = _BODIES[key] = f"[{meta(note)}] {quote(note.text)}"
+    return body
+
+
 def note_line(position: int, note: Note) -> str:
-    return f"{position}. [{meta(note)}] {quote(note.text)}"
+    return f"{position}. {_body(note)}"
 
 
 def render(notes: Sequence[Note], nonce: str | None = None) -> str:

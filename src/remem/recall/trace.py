@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-def _group(excluded: list[tuple[str, str]]) -> dict[str, list[str]]:
+def group_by_reason(excluded: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """(id, reason) pairs → reason → ids, in order."""
     grouped: dict[str, list[str]] = {}
     for note_id, reason in excluded:
         grouped.setdefault(reason, []).append(note_id)
@@ -49,25 +50,62 @@ class Trace:
     text_len: int = 0
 
     def to_dict(self) -> dict[str, Any]:
+        return self.record(
+            run_id=self.run_id,
+            agent=self.agent,
+            ts=self.ts,
+            run_kind=self.run_kind,
+            actor=self.actor,
+            role=self.role,
+            channel=self.channel,
+            query=self.query,
+            retrieval=self.retrieval,
+            scopes=self.scopes,
+            selected=self.selected,
+            excluded_by_reason=group_by_reason(self.excluded),
+            budget=self.budget,
+            text_sha256=self.text_sha256,
+            text_len=self.text_len,
+        )
+
+    @staticmethod
+    def record(
+        *,
+        run_id: str,
+        agent: str,
+        ts: str,
+        run_kind: str,
+        actor: str | None,
+        role: str,
+        channel: str | None,
+        query: str,
+        retrieval: str,
+        scopes: list[str],
+        selected: list[tuple[str, float]],
+        excluded_by_reason: dict[str, list[str]],
+        budget: dict[str, int],
+        text_sha256: str,
+        text_len: int,
+    ) -> dict[str, Any]:
+        """The stored form. Candidates are exactly the selected plus the excluded ids, and
+        exclusions are grouped by reason, which keeps a trace of 600 candidates small."""
         return {
             "type": "recall",
-            "run_id": self.run_id,
-            "agent": self.agent,
-            "ts": self.ts,
-            "run_kind": self.run_kind,
-            "actor": self.actor,
-            "role": self.role,
-            "channel": self.channel,
-            "query": self.query,
-            "retrieval": self.retrieval,
-            "scopes": list(self.scopes),
-            # Candidates are exactly the selected plus the excluded ids; exclusions are
-            # stored grouped by reason, which keeps a trace of 600 candidates small.
-            "selected": [[i, round(s, 6)] for i, s in self.selected],
-            "excluded_by_reason": _group(self.excluded),
-            "budget": dict(self.budget),
-            "text_sha256": self.text_sha256,
-            "text_len": self.text_len,
+            "run_id": run_id,
+            "agent": agent,
+            "ts": ts,
+            "run_kind": run_kind,
+            "actor": actor,
+            "role": role,
+            "channel": channel,
+            "query": query,
+            "retrieval": retrieval,
+            "scopes": list(scopes),
+            "selected": [[i, round(s, 6)] for i, s in selected],
+            "excluded_by_reason": excluded_by_reason,
+            "budget": dict(budget),
+            "text_sha256": text_sha256,
+            "text_len": text_len,
         }
 
     @classmethod
