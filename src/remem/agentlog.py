@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
+
+import orjson
 
 from remem.core.events import Event
 from remem.core.projection import State
@@ -20,6 +25,8 @@ from remem.recall.index import LexicalIndex
 from remem.store.base import Backend, EventLog, TraceLog
 
 R = TypeVar("R")
+CATALOG_VERSION = 1
+log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the
 #: cyclic collector: they are long-lived, and full collections over millions of them
 #: would pause recall for seconds.
@@ -50,6 +57,11 @@ class AgentLog:
         self.recall_cache: dict[Any, Any] = {}
         self._seen: list[Event] = []
         self._scanned = 0
+        self._opened = False
+        cache_path = getattr(backend, "cache_path", None)
+        self._catalog_path: Path | None = (
+            cache_path(agent, "catalog") if cache_path is not None else None
+        )
         self.state = self._new_state()
         self._listeners: list[Callable[[State, Sequence[Event], bool], None]] = []
         self.lexical = LexicalIndex()
@@ -112,9 +124,46 @@ class AgentLog:
     def sync(self) -> State:
         """Catch up with the log and return the current state."""
         with self.lock, gc_paused():
+            if not self._opened:
+                self._opened = True
+                self._resume_catalog()
             reset = self.log.scan_new(self._visit, self._reset)
+            scanned = self._scanned
             self._catch_up(reset)
+            if scanned >= FREEZE_AFTER:
+                self._save_catalog()
             return self.state
+
+    # -- the catalog snapshot: a derived cache that lets a big log open fast ---------------
+
+    def _resume_catalog(self) -> None:
+        """Start from the catalog snapshot when it matches the log; otherwise scan it all."""
+        path = self._catalog_path
+        if path is None or not path.exists():
+            return
+        try:
+            data = orjson.loads(path.read_bytes())
+            if data.get("v") != CATALOG_VERSION or not self.log.resume(data["log"]):
+                return
+            self.state.adopt(data["state"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # A damaged or foreign cache costs a full scan, never correctness.
+            log.warning("ignoring catalog cache %s: %s", path, exc)
+            self._reset()
+            self.log.restart()
+
+    def _save_catalog(self) -> None:
+        path = self._catalog_path
+        mark = self.log.mark()
+        if path is None or mark is None:
+            return
+        body = orjson.dumps({"v": CATALOG_VERSION, "log": mark, "state": self.state.catalog()})
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            tmp.write_bytes(body)
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not write catalog cache %s: %s", path, exc)
 
     def write(self, build: Callable[[State], tuple[list[Event], R]]) -> R:
         """Under the writer lock: catch up, ``build`` events from fresh state, append, apply.

@@ -34,7 +34,7 @@ from remem.core.events import (
     Unpinned,
     from_dict,
 )
-from remem.core.model import LIVE_STATUSES, Note, Scope, Status, normalize_text
+from remem.core.model import LIVE_STATUSES, Note, Scope, Status, normalize_text, parse_ts
 
 ScopeKey = tuple[Scope, str | None]
 _SCOPES = {m.value: m for m in Scope}
@@ -58,6 +58,23 @@ class Revision:
     ts: datetime
     undone: bool = False
     undone_at: datetime | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Revision:
+        ts = parse_ts(data["ts"])
+        assert ts is not None
+        return cls(
+            id=data["id"],
+            retired=data["retired"],
+            replacement=data["replacement"],
+            how=data["how"],
+            reason=data["reason"],
+            actor=data.get("actor"),
+            run_id=data.get("run_id"),
+            ts=ts,
+            undone=bool(data.get("undone")),
+            undone_at=parse_ts(data.get("undone_at")),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         from remem.core.model import format_ts
@@ -352,6 +369,50 @@ class State:
                 self._track_revision(event)
                 return
         self.apply(event)
+
+    def catalog(self) -> dict[str, Any]:
+        """The catalog and the always-folded state as plain JSON data (see :meth:`adopt`)."""
+        keys: dict[ScopeKey, int] = {}
+        home_idx = []
+        for key in self.home.values():
+            idx = keys.get(key)
+            if idx is None:
+                idx = keys[key] = len(keys)
+            home_idx.append(idx)
+        return {
+            "keys": [[k[0].value, k[1]] for k in keys],
+            "ids": list(self.home),
+            "home": home_idx,
+            "positions": [self.positions.get(i) for i in self.home],
+            "channel_policies": self.channel_policies,
+            "preferences": self.preferences,
+            "revisions": [r.to_dict() for r in self.revisions.values()],
+            "vetoes": sorted(self.vetoes),
+            "erased": self.erased,
+            "events": self.events,
+        }
+
+    def adopt(self, data: dict[str, Any]) -> None:
+        """Take a catalog written by :meth:`catalog` (into a fresh, empty state)."""
+        keys = [scope_key(_SCOPES[scope], scope_id) for scope, scope_id in data["keys"]]
+        self._keys = {(k[0].value, k[1]): k for k in keys}
+        ids = data["ids"]
+        homes = [keys[i] for i in data["home"]]
+        self.home = dict(zip(ids, homes, strict=True))
+        self.positions = dict(zip(ids, data["positions"], strict=True))
+        scopes: dict[ScopeKey, dict[str, None]] = {}
+        for note_id, key in zip(ids, homes, strict=True):
+            members = scopes.get(key)
+            if members is None:
+                members = scopes[key] = {}
+            members[note_id] = None
+        self.scopes = scopes
+        self.channel_policies = data["channel_policies"]
+        self.preferences = data["preferences"]
+        self.revisions = {r["id"]: Revision.from_dict(r) for r in data["revisions"]}
+        self.vetoes = {(a, b) for a, b in data["vetoes"]}
+        self.erased = data["erased"]
+        self.events = data["events"]
 
     def ensure(self, key: ScopeKey) -> None:
         """Materialize every note of one scope."""

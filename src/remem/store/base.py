@@ -72,6 +72,18 @@ class EventLog(Protocol):
         """The events at ``positions``, in the order given."""
         ...
 
+    def mark(self) -> dict[str, Any] | None:
+        """JSON data naming how far this handle has read (None before any read)."""
+        ...
+
+    def resume(self, mark: dict[str, Any]) -> bool:
+        """Continue after ``mark`` if the log still holds what it covered; else False."""
+        ...
+
+    def restart(self) -> None:
+        """Read from the beginning again."""
+        ...
+
     def transaction(
         self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
     ) -> AbstractContextManager[LogTransaction]:

@@ -118,6 +118,25 @@ class JsonlEventLog:
         """The events starting at ``positions`` (from :meth:`scan_new` or ``positions``)."""
         return self._file.read_at(positions)
 
+    def mark(self) -> dict[str, Any] | None:
+        """Where reading stands (for a snapshot of what was folded up to here)."""
+        mark = self._file.mark()
+        if mark is None:
+            return None
+        return {**mark, "eids": sorted(self._eids)}
+
+    def restart(self) -> None:
+        """Read from the start again (after an unusable snapshot)."""
+        self._file.restart()
+        self._eids = set()
+
+    def resume(self, mark: dict[str, Any]) -> bool:
+        """Continue reading after ``mark`` if the log still starts with what it covered."""
+        if not self._file.resume(mark):
+            return False
+        self._eids = set(mark["eids"])
+        return True
+
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
             self._eids = set()
