@@ -21,6 +21,7 @@ import errno
 import fcntl
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -71,6 +72,8 @@ class SealedFile(Generic[T]):
             reset = self._ino is not None
             self._close_fd()
             self._ino, self._offset, self._lineno = None, 0, 0
+            if reset and visit is not None and self.on_reset is not None:
+                self.on_reset()  # the file is gone: what the caller folded is gone with it
             return [], reset
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
@@ -98,19 +101,26 @@ class SealedFile(Generic[T]):
         records: list[T] = []
         pending = b""
         pos = self._offset
+        start = (self._lineno, self._offset)
         bad: tuple[int, str] | None = None
-        while pos < size:
-            chunk = os.pread(self._fd, min(_CHUNK, size - pos), pos)
-            if not chunk:
-                break
-            pos += len(chunk)
-            data = pending + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                pending = data
-                continue
-            pending = data[cut + 1 :]
-            bad = self._parse_lines(data[: cut + 1], records, bad, visit)
+        try:
+            while pos < size:
+                chunk = os.pread(self._fd, min(_CHUNK, size - pos), pos)
+                if not chunk:
+                    break
+                pos += len(chunk)
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    pending = data
+                    continue
+                pending = data[cut + 1 :]
+                bad = self._parse_lines(data[: cut + 1], records, bad, visit)
+        except BaseException:
+            if visit is None:
+                # The records parsed so far never reach the caller: read them again next time.
+                self._lineno, self._offset = start
+            raise
         return records
 
     def _parse_lines(
@@ -125,6 +135,7 @@ class SealedFile(Generic[T]):
         A bad line is remembered; if a good line follows it, the log is corrupt.
         """
         lineno, offset = self._lineno, self._offset
+        consumed = lineno  # line number of the last line delivered
         try:
             for line in block.split(b"\n")[:-1]:
                 lineno += 1
@@ -145,12 +156,53 @@ class SealedFile(Generic[T]):
                 else:
                     visit(data, offset)
                 offset += len(line) + 1
+                consumed = lineno
         finally:
-            self._lineno, self._offset = lineno, offset
+            # Only delivered lines count: after an error, the next read starts (and
+            # numbers its lines) at the first line that was not delivered.
+            self._lineno, self._offset = consumed, offset
         if bad is not None:
             # Trailing bad lines stay unconsumed; the next writer cuts them as a torn tail.
             self._lineno = bad[0] - 1
         return bad
+
+    _TAIL = 4096
+
+    def mark(self) -> dict[str, Any] | None:
+        """Identity of what was read so far: inode, offset, line count and a checksum of
+        the bytes just before the offset (None before anything was read)."""
+        if self._fd is None or not self._offset:
+            return None
+        start = max(0, self._offset - self._TAIL)
+        tail = os.pread(self._fd, self._offset - start, start)
+        return {
+            "ino": self._ino,
+            "offset": self._offset,
+            "lineno": self._lineno,
+            "tail_crc": zlib.crc32(tail),
+        }
+
+    def restart(self) -> None:
+        self._close_fd()
+        self._ino, self._offset, self._lineno = None, 0, 0
+
+    def resume(self, mark: dict[str, Any]) -> bool:
+        """Skip to ``mark`` when this file is the one it was taken from (same inode, the
+        same bytes before the offset); else leave reading where it was and say so."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        offset = int(mark["offset"])
+        if st.st_ino != mark["ino"] or st.st_size < offset or self._offset:
+            return False
+        self._reopen()
+        assert self._fd is not None
+        start = max(0, offset - self._TAIL)
+        if zlib.crc32(os.pread(self._fd, offset - start, start)) != mark["tail_crc"]:
+            return False
+        self._offset, self._lineno = offset, int(mark["lineno"])
+        return True
 
     def _why_bad(self, line: bytes, lineno: int) -> str:
         where = f"{self.path} line {lineno}"
