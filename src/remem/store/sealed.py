@@ -308,10 +308,7 @@ class SealedFile(Generic[T]):
             except FileExistsError:
                 continue
             try:
-                view = memoryview(torn)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                _write_synced(fd, torn)
             finally:
                 os.close(fd)
             _fsync_dir(self.path.parent)
@@ -325,11 +322,7 @@ class SealedFile(Generic[T]):
         """
         self._check_writable()
         data = b"".join(lines)
-        offsets = []
-        at = self._offset
-        for line in lines:
-            offsets.append(at)
-            at += len(line)
+        offsets = _offsets(self._offset, lines)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -381,11 +374,7 @@ class SealedFile(Generic[T]):
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
-                data = b"".join(lines)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                _write_synced(fd, b"".join(lines))
             finally:
                 os.close(fd)
             os.replace(tmp, self.path)
@@ -397,11 +386,7 @@ class SealedFile(Generic[T]):
         self._reopen()
         self._offset = os.fstat(self._fd).st_size if self._fd is not None else 0
         self._lineno = len(lines)
-        offsets, at = [], 0
-        for line in lines:
-            offsets.append(at)
-            at += len(line)
-        return offsets
+        return _offsets(0, lines)
 
     def _close_fd(self) -> None:
         if self._fd is not None:
@@ -419,3 +404,20 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    """Write all of ``data`` (``os.write`` may write less) and ``fsync``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
+def _offsets(start: int, lines: list[bytes]) -> list[int]:
+    """Where each of ``lines`` starts when written one after another from ``start``."""
+    offsets = []
+    for line in lines:
+        offsets.append(start)
+        start += len(line)
+    return offsets
