@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import orjson
 
 from remem.core.events import Event
-from remem.core.projection import State
+from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.store.base import Backend, EventLog, TraceLog
@@ -92,7 +92,16 @@ class AgentLog:
     def _new_state(self) -> State:
         state = State(self.agent, loader=self.log.read_at)
         state.on_load = self._on_load
+        state.on_evict = self._on_evict
         return state
+
+    def _on_evict(self, key: ScopeKey) -> None:
+        """A folded scope left memory: so do its indexes and prepared recalls."""
+        self.lexical.evict(key)
+        if self.vectors is not None:
+            self.vectors.evict(key)
+        for cache_key in [k for k in self.recall_cache if key in k[4]]:
+            del self.recall_cache[cache_key]
 
     def _notify(self, events: Sequence[Event], reset: bool) -> None:
         if events or reset:

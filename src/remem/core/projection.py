@@ -9,6 +9,7 @@ nothing here reads a clock, a file or the network.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,6 +38,8 @@ from remem.core.events import (
 from remem.core.model import LIVE_STATUSES, Note, Scope, Status, normalize_text, parse_ts
 
 ScopeKey = tuple[Scope, str | None]
+#: How many notes a lazily folded state keeps in memory before evicting whole scopes.
+MAX_LOADED_NOTES = 250_000
 _SCOPES = {m.value: m for m in Scope}
 
 
@@ -230,8 +233,11 @@ class LazyNotes(Mapping[str, Note]):
         return note_id in self._data or note_id in self._state.home
 
     def __iter__(self) -> Iterator[str]:
-        self._state.ensure_all()
-        return iter(list(self._data))
+        # Scope by scope, so that reading every note (``values()``) folds each scope once
+        # even when older scopes are evicted along the way.
+        state = self._state
+        for key in list(state.scopes):
+            yield from list(state.scopes.get(key, ()))
 
     def __len__(self) -> int:
         return len(self._state.home)
@@ -263,6 +269,13 @@ class State:
         self.positions: dict[str, int | list[int]] = {}
         self.loaded: set[ScopeKey] = set()
         self.loader = loader
+        #: Folded scopes, least recently used first, and how many notes they hold; past
+        #: ``max_loaded`` notes the oldest scopes are dropped from memory (folded again
+        #: from the log when next needed) and ``on_evict`` is told.
+        self.max_loaded = MAX_LOADED_NOTES
+        self.on_evict: Callable[[ScopeKey], None] | None = None
+        self._lru: OrderedDict[ScopeKey, int] = OrderedDict()
+        self._loaded_notes = 0
         self._keys: dict[tuple[str, str | None], ScopeKey] = {}
         self.on_load: Callable[[list[Event]], None] | None = None
         # normalized text → ids of live notes, built per scope on first use (dedupe on
@@ -417,12 +430,39 @@ class State:
     def ensure(self, key: ScopeKey) -> None:
         """Materialize every note of one scope."""
         if self._is_loaded(key):
+            if key in self._lru:
+                self._lru.move_to_end(key)
             return
         self.loaded.add(key)
         ids = [i for i in self.scopes.get(key, ()) if self.notes.loaded(i) is None]
+        count = len(self.scopes.get(key, ()))
+        self._lru[key] = count
+        self._loaded_notes += count
         events = self._load_notes(ids)
         if events and self.on_load is not None:
             self.on_load(events)
+        self._trim(key)
+
+    def _trim(self, keep: ScopeKey) -> None:
+        while self._loaded_notes > self.max_loaded and len(self._lru) > 1:
+            oldest = next(iter(self._lru))
+            if oldest == keep:
+                self._lru.move_to_end(oldest)
+                continue
+            self.evict(oldest)
+
+    def evict(self, key: ScopeKey) -> None:
+        """Drop one folded scope from memory; it is folded again from the log when needed."""
+        if self.loader is None or key not in self.loaded:
+            return
+        self.loaded.discard(key)
+        self._loaded_notes -= self._lru.pop(key, 0)
+        data = self.notes._data
+        for note_id in self.scopes.get(key, ()):
+            data.pop(note_id, None)
+        self.by_text.pop(key, None)
+        if self.on_evict is not None:
+            self.on_evict(key)
 
     def ensure_all(self) -> None:
         for key in list(self.scopes):

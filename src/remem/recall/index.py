@@ -229,6 +229,13 @@ class LexicalIndex:
             self.scopes.clear()
             self._dense.clear()
 
+    def evict(self, key: ScopeKey) -> None:
+        """Forget one scope's index (its notes left memory); rebuilt when next needed."""
+        with self._lock:
+            index = self.scopes.pop(key, None)
+            if index is not None:
+                self._dense.pop(id(index), None)
+
     def ensure(self, state: State, keys: Iterable[ScopeKey]) -> list[ScopeIndex]:
         """Build the indexes of ``keys`` that are not built yet; mark them recently used.
 

@@ -244,6 +244,25 @@ class VectorIndex:
             if first:
                 self._after_load()
 
+    def evict(self, key: ScopeKey) -> None:
+        """One scope's notes left memory: its checked rows go back to the stash (kept, and
+        written with snapshots), to be taken again when the scope is folded again."""
+        with self._lock:
+            block = self.blocks.pop(key, None)
+            if block is None or not len(block):
+                return
+            n = len(block)
+            ids = np.array([i.encode("utf-8") for i in block.ids], dtype=np.bytes_)
+            fps, scales, vecs = block.fps[:n], block.scale[:n], block.mat[:n]
+            old = self._stash.get(key)
+            if old is not None:
+                keep = ~old.taken
+                ids = np.concatenate([old.ids[keep], ids])
+                fps = np.concatenate([old.fps[keep], fps])
+                scales = np.concatenate([old.scales[keep], scales])
+                vecs = np.concatenate([old.vecs[keep], vecs])
+            self._stash[key] = _Stash(ids, fps, scales, vecs)
+
     def reset(self, state: State, events: Iterable[Event] = ()) -> None:
         """The log was replaced (compaction, another process): start over from ``state``.
 

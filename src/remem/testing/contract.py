@@ -27,7 +27,13 @@ The contract, as these tests read :mod:`remem.store.base`:
   and exactly the new content; the rewriting handle does not read it again;
 - ``history(note_id)`` returns every event that refers to the note (as its
   ``note_id`` or as the ``by`` of a supersession), in log order, including
-  events other handles appended.
+  events other handles appended;
+- the lazy path sees the same events: ``scan_new(visit, on_reset)`` and
+  ``transaction(visit, on_reset)`` hand each new record to ``visit(data, pos)``
+  as a plain dict that :func:`~remem.core.events.from_dict` turns back into the
+  event (``on_reset`` first, when the log was replaced), and ``read_at`` returns
+  the events at positions given by a visit or by ``LogTransaction.positions``;
+- ``LogTransaction.all_events()`` is the whole log, in order.
 
 The test methods take pytest's ``tmp_path`` fixture by name; this module does
 not import pytest, so it ships with the package without a test dependency.
@@ -59,6 +65,7 @@ from remem.core.events import (
     Restored,
     Superseded,
     Unpinned,
+    from_dict,
 )
 from remem.core.ids import new_id
 from remem.core.model import Basis, Kind, Scope, Source, Status
@@ -163,7 +170,13 @@ def every_event_type(note_id: str, other_id: str) -> list[Event]:
 
 
 class EventLogContract(abc.ABC):
-    """Behaviour every event-log backend must show; see the module docstring."""
+    """Behaviour every event-log backend must show; see the module docstring.
+
+    Implement :meth:`make_log`. Tests open handles with :meth:`handle` (a second
+    call with the same ``tmp_path`` is a second process's handle on the same log);
+    every handle is closed after the test. A subclass overriding ``setup_method``
+    or ``teardown_method`` must call ``super()``.
+    """
 
     _handles: list[EventLog]
 
@@ -180,7 +193,7 @@ class EventLogContract(abc.ABC):
         for handle in self._handles:
             handle.close()
 
-    def open(self, tmp_path: Path) -> EventLog:
+    def handle(self, tmp_path: Path) -> EventLog:
         """A handle that is closed after the test."""
         handle = self.make_log(tmp_path)
         self._handles.append(handle)
@@ -192,13 +205,13 @@ class EventLogContract(abc.ABC):
 
     def read_all(self, tmp_path: Path) -> list[Event]:
         """Everything in the log, through a fresh handle."""
-        batch = self.open(tmp_path).read_new()
+        batch = self.handle(tmp_path).read_new()
         return batch.events
 
     # -- empty log -------------------------------------------------------------------
 
     def test_empty_log_reads_empty(self, tmp_path: Path) -> None:
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         assert log.read_new() == Batch([], False)
         assert log.read_new() == Batch([], False)
         with log.transaction() as txn:
@@ -207,21 +220,21 @@ class EventLogContract(abc.ABC):
         assert log.repairs == []
 
     def test_empty_append_is_a_noop(self, tmp_path: Path) -> None:
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         assert self.append(log, []) == []
         assert self.read_all(tmp_path) == []
 
     # -- append and read -------------------------------------------------------------
 
     def test_append_then_read_roundtrip(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
+        writer = self.handle(tmp_path)
         first = [remembered("One."), remembered("Two."), remembered("Three.")]
         second = [remembered("Four.")]
         assert self.append(writer, first) == first
         assert self.append(writer, second) == second
         # A handle's own appends count as read.
         assert writer.read_new() == Batch([], False)
-        reader = self.open(tmp_path)
+        reader = self.handle(tmp_path)
         batch = reader.read_new()
         assert batch.reset is False
         assert batch.events == first + second
@@ -229,7 +242,7 @@ class EventLogContract(abc.ABC):
 
     def test_every_event_type_roundtrips(self, tmp_path: Path) -> None:
         events = every_event_type(new_id("note"), new_id("note"))
-        self.append(self.open(tmp_path), events)
+        self.append(self.handle(tmp_path), events)
         got = self.read_all(tmp_path)
         assert got == events
         assert [type(ev) for ev in got] == [type(ev) for ev in events]
@@ -240,12 +253,12 @@ class EventLogContract(abc.ABC):
             remembered("x" * 1_000_000),
             remembered('{"crc":"00000000"} looks like a checksum but is text.'),
         ]
-        self.append(self.open(tmp_path), events)
+        self.append(self.handle(tmp_path), events)
         assert self.read_all(tmp_path) == events
 
     def test_read_new_is_incremental(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
-        reader = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
         a, b, c = remembered("A."), remembered("B."), remembered("C.")
         self.append(writer, [a])
         assert reader.read_new() == Batch([a], False)
@@ -256,8 +269,8 @@ class EventLogContract(abc.ABC):
     # -- other handles ---------------------------------------------------------------
 
     def test_transaction_catches_up_with_other_handles(self, tmp_path: Path) -> None:
-        one = self.open(tmp_path)
-        two = self.open(tmp_path)
+        one = self.handle(tmp_path)
+        two = self.handle(tmp_path)
         a, b = remembered("A."), remembered("B.")
         self.append(one, [a, b])
         with two.transaction() as txn:
@@ -271,8 +284,8 @@ class EventLogContract(abc.ABC):
         assert one.read_new() == Batch([], False)
 
     def test_caught_up_excludes_what_was_already_read(self, tmp_path: Path) -> None:
-        one = self.open(tmp_path)
-        two = self.open(tmp_path)
+        one = self.handle(tmp_path)
+        two = self.handle(tmp_path)
         a, b = remembered("A."), remembered("B.")
         self.append(one, [a])
         assert two.read_new().events == [a]
@@ -281,7 +294,7 @@ class EventLogContract(abc.ABC):
             assert txn.caught_up == Batch([b], False)
 
     def test_interleaved_writers_keep_every_event_in_order(self, tmp_path: Path) -> None:
-        handles = [self.open(tmp_path) for _ in range(3)]
+        handles = [self.handle(tmp_path) for _ in range(3)]
         expected: list[Event] = []
         for i in range(30):
             ev = remembered(f"Note {i}.")
@@ -304,11 +317,11 @@ class EventLogContract(abc.ABC):
 
     def test_same_eid_twice_in_one_batch_is_stored_once(self, tmp_path: Path) -> None:
         ev = remembered("Once.")
-        assert self.append(self.open(tmp_path), [ev, ev]) == [ev]
+        assert self.append(self.handle(tmp_path), [ev, ev]) == [ev]
         assert self.read_all(tmp_path) == [ev]
 
     def test_retried_append_is_stored_once(self, tmp_path: Path) -> None:
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         ev, other = remembered("Once."), remembered("Other.")
         assert self.append(log, [ev]) == [ev]
         assert self.append(log, [ev]) == []
@@ -317,9 +330,9 @@ class EventLogContract(abc.ABC):
 
     def test_retry_from_another_handle_is_stored_once(self, tmp_path: Path) -> None:
         ev = remembered("Once.")
-        self.append(self.open(tmp_path), [ev])
+        self.append(self.handle(tmp_path), [ev])
         # A second handle that never read the log (another process, a restarted writer).
-        fresh = self.open(tmp_path)
+        fresh = self.handle(tmp_path)
         assert self.append(fresh, [ev]) == []
         assert self.read_all(tmp_path) == [ev]
 
@@ -327,17 +340,17 @@ class EventLogContract(abc.ABC):
         ev = remembered("Same eid.")
         same_eid = remembered("Different content, same eid.", eid=ev.eid)
         same_text = remembered("Same eid.")
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         self.append(log, [ev])
-        assert self.append(self.open(tmp_path), [same_eid]) == []
+        assert self.append(self.handle(tmp_path), [same_eid]) == []
         assert self.append(log, [same_text]) == [same_text]
         assert self.read_all(tmp_path) == [ev, same_text]
 
     # -- rewrite (compaction) --------------------------------------------------------
 
     def test_rewrite_replaces_content_and_resets_other_handles(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
-        reader = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
         keep, drop = remembered("Keep."), remembered("Drop.")
         self.append(writer, [keep, drop])
         assert reader.read_new().events == [keep, drop]
@@ -351,8 +364,8 @@ class EventLogContract(abc.ABC):
         assert drop.text not in repr(self.read_all(tmp_path))
 
     def test_rewrite_is_seen_as_reset_inside_a_transaction(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
-        other = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        other = self.handle(tmp_path)
         a, b = remembered("A."), remembered("B.")
         self.append(writer, [a])
         assert other.read_new().events == [a]
@@ -362,8 +375,8 @@ class EventLogContract(abc.ABC):
             assert txn.caught_up == Batch([b], True)
 
     def test_appends_after_rewrite_continue_the_new_content(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
-        reader = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
         a, b, c = remembered("A."), remembered("B."), remembered("C.")
         self.append(writer, [a, b])
         reader.read_new()
@@ -376,8 +389,8 @@ class EventLogContract(abc.ABC):
 
     def test_eids_erased_by_compaction_are_not_stored_again(self, tmp_path: Path) -> None:
         # A write retried after a compaction erased it must not resurrect forgotten content.
-        writer = self.open(tmp_path)
-        earlier_reader = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        earlier_reader = self.handle(tmp_path)
         drop = remembered("Forgotten content.")
         self.append(writer, [drop])
         assert earlier_reader.read_new().events == [drop]
@@ -386,12 +399,12 @@ class EventLogContract(abc.ABC):
             txn.rewrite([erased])
         assert self.append(writer, [drop]) == []
         assert self.append(earlier_reader, [drop]) == []
-        assert self.append(self.open(tmp_path), [drop]) == []
+        assert self.append(self.handle(tmp_path), [drop]) == []
         assert self.read_all(tmp_path) == [erased]
 
     def test_rewrite_to_empty(self, tmp_path: Path) -> None:
-        writer = self.open(tmp_path)
-        reader = self.open(tmp_path)
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
         self.append(writer, [remembered("Gone.")])
         reader.read_new()
         with writer.transaction() as txn:
@@ -409,7 +422,7 @@ class EventLogContract(abc.ABC):
         events = every_event_type(note_id, other_id)
         # Unrelated events, including one whose *text* mentions the note id.
         noise = [remembered(f"Mentions {note_id} in its text."), remembered("Unrelated.")]
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         self.append(log, [noise[0], *events, noise[1]])
         refers_to_note = [
             ev
@@ -431,17 +444,119 @@ class EventLogContract(abc.ABC):
 
     def test_history_sees_other_handles_appends(self, tmp_path: Path) -> None:
         first = remembered("First.")
-        reader = self.open(tmp_path)
+        reader = self.handle(tmp_path)
         assert reader.history(first.note_id) == []
-        self.append(self.open(tmp_path), [first])
+        self.append(self.handle(tmp_path), [first])
         pin = Pinned(note_id=first.note_id, **_envelope())
-        self.append(self.open(tmp_path), [pin])
+        self.append(self.handle(tmp_path), [pin])
         assert reader.history(first.note_id) == [first, pin]
 
     def test_history_follows_a_rewrite(self, tmp_path: Path) -> None:
         a = remembered("A.")
-        log = self.open(tmp_path)
+        log = self.handle(tmp_path)
         self.append(log, [a, Pinned(note_id=a.note_id, **_envelope())])
         with log.transaction() as txn:
             txn.rewrite([a])
-        assert self.open(tmp_path).history(a.note_id) == [a]
+        assert self.handle(tmp_path).history(a.note_id) == [a]
+
+    # -- the lazy path: visits, positions, read_at --------------------------------------
+
+    def scan(self, log: EventLog) -> tuple[list[tuple[Event, int]], list[str], bool]:
+        """``scan_new`` once: the visited events with their positions, the calls, the result."""
+        calls: list[str] = []
+        seen: list[tuple[Event, int]] = []
+
+        def visit(data: dict[str, Any], pos: int) -> None:
+            calls.append("visit")
+            seen.append((from_dict(data), pos))
+
+        def on_reset() -> None:
+            calls.append("reset")
+
+        reset = log.scan_new(visit, on_reset)
+        return seen, calls, reset
+
+    def test_scan_new_visits_new_records_once(self, tmp_path: Path) -> None:
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
+        assert self.scan(reader) == ([], [], False)
+        events = every_event_type(new_id("note"), new_id("note"))
+        self.append(writer, events[:5])
+        seen, calls, reset = self.scan(reader)
+        assert [ev for ev, _ in seen] == events[:5] and reset is False
+        assert "reset" not in calls
+        self.append(writer, events[5:])
+        seen2, _, _ = self.scan(reader)
+        assert [ev for ev, _ in seen2] == events[5:]
+        assert self.scan(reader) == ([], [], False)
+        # Positions are distinct and lead back to the events, in the order asked.
+        positions = [pos for _, pos in seen + seen2]
+        assert len(set(positions)) == len(events)
+        assert reader.read_at(positions) == events
+        assert reader.read_at(positions[::-1]) == events[::-1]
+        assert reader.read_at([]) == []
+        # The writer's own appends count as read on the lazy path too.
+        assert self.scan(writer) == ([], [], False)
+
+    def test_scan_new_after_a_rewrite_resets_first(self, tmp_path: Path) -> None:
+        writer = self.handle(tmp_path)
+        reader = self.handle(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(writer, [a, b])
+        self.scan(reader)
+        with writer.transaction() as txn:
+            txn.rewrite([c, a])
+        seen, calls, reset = self.scan(reader)
+        assert reset is True
+        assert calls == ["reset", "visit", "visit"]
+        assert [ev for ev, _ in seen] == [c, a]
+        assert reader.read_at([pos for _, pos in seen]) == [c, a]
+
+    def test_transaction_with_a_visitor_delivers_what_others_appended(self, tmp_path: Path) -> None:
+        one = self.handle(tmp_path)
+        two = self.handle(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(one, [a, b])
+        visited: list[Event] = []
+        resets: list[bool] = []
+
+        def visit(data: dict[str, Any], pos: int) -> None:
+            visited.append(from_dict(data))
+
+        with two.transaction(visit, lambda: resets.append(True)) as txn:
+            assert visited == [a, b]
+            assert txn.caught_up.events == []
+            assert txn.append([a, c]) == [c]  # a is known from the visit: not stored again
+            assert two.read_at(txn.positions) == [c]
+        assert resets == []
+        assert two.read_new() == Batch([], False)
+        assert self.read_all(tmp_path) == [a, b, c]
+
+    def test_append_positions_lead_back_to_the_events(self, tmp_path: Path) -> None:
+        log = self.handle(tmp_path)
+        first = [remembered("One."), remembered("x" * 100_000), remembered("Three.")]
+        with log.transaction() as txn:
+            assert txn.append(first) == first
+            positions = list(txn.positions)
+        assert len(positions) == 3
+        assert log.read_at(positions) == first
+        dup, new = first[0], remembered("Four.")
+        with log.transaction() as txn:
+            assert txn.append([dup, new]) == [new]
+            assert len(txn.positions) == 1
+            assert log.read_at(txn.positions) == [new]
+        # Another handle finds the same events at the positions its visit reports.
+        seen, _, _ = self.scan(self.handle(tmp_path))
+        other = self.handle(tmp_path)
+        assert other.read_at([pos for _, pos in seen]) == [*first, new]
+
+    def test_rewrite_positions_and_all_events(self, tmp_path: Path) -> None:
+        log = self.handle(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(self.handle(tmp_path), [a, b])
+        with log.transaction() as txn:
+            assert txn.all_events() == [a, b]
+            txn.rewrite([b, c])
+            assert log.read_at(txn.positions) == [b, c]
+        with log.transaction() as txn:
+            assert txn.all_events() == [b, c]
