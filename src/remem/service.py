@@ -117,13 +117,22 @@ class Memory:
         if target.scope is Scope.CHANNEL and target.scope_id and ctx.actor:
             stewards = state.channel_policies.get(target.scope_id, {}).get("stewards", ())
             steward = ctx.actor in stewards
-        limits = self.limits(ctx)
-        writer = ctx.actor in limits.agent_write_access or (
-            f"role:{ctx.role.value}" in limits.agent_write_access
-        )
-        if steward and "role:steward" in limits.agent_write_access:
-            writer = True
+        writer = False
+        if target.scope is Scope.AGENT and action is not Action.READ and not ctx.role.is_admin:
+            writer = self._agent_writer(ctx, state)
         return decide(ctx, action, target, steward=steward, agent_writer=writer)
+
+    def _agent_writer(self, ctx: RunContext, state: State) -> bool:
+        """Whether policy's ``agent_write_access`` names this actor, its role, or (with
+        ``role:steward``) a steward of any channel."""
+        access = self.limits(ctx).agent_write_access
+        if not access:
+            return False
+        if ctx.actor in access or f"role:{ctx.role.value}" in access:
+            return True
+        return "role:steward" in access and any(
+            ctx.actor in policy.get("stewards", ()) for policy in state.channel_policies.values()
+        )
 
     def _require(self, ctx: RunContext, state: State, action: Action, target: Target) -> None:
         decision = self._decide(ctx, state, action, target)

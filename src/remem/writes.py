@@ -112,13 +112,18 @@ class RememberPlan:
             again = mem._reinforce(ctx, same, self.source)
             again += mem._evidence_events(ctx, same, self.limits)
             return again, same.id
-        count = sum(
-            1 for n in state.in_scope(self.scope, self.scope_id) if n.status in LIVE_STATUSES
-        )
-        if count >= self.limits.max_notes_per_scope:
+        limit = self.limits.max_notes_per_scope
+        # Live notes are a subset of the scope's members: count them only near the limit.
+        members = len(state.scopes.get((self.scope, self.scope_id), ()))
+        count = members
+        if members >= limit:
+            count = sum(
+                1 for n in state.in_scope(self.scope, self.scope_id) if n.status in LIVE_STATUSES
+            )
+        if count >= limit:
             raise Rejected(
                 f"this {self.scope.value} scope already holds {count} notes, the limit is "
-                f"{self.limits.max_notes_per_scope}; forget or consolidate notes first",
+                f"{limit}; forget or consolidate notes first",
                 reason="scope_full",
             )
         status = self.status or mem._initial_status(ctx, state, self)
