@@ -182,8 +182,10 @@ def formation_section(mem: Memory, root: Path) -> None:
     rev = [r for r in mem.revisions(owner) if not r.undone][-1]
     show(f"revision {rev.id}: {rev.how}, {rev.reason}")
     mem.undo(owner, rev.id)
-    current = mem.recall(RunContext.agent_only(AGENT), "weekly report source").notes
-    show(f"after undo, recall says: {current[0].text if current else '(nothing)'}")
+    restored = mem.get(owner, rev.retired)
+    replaced = mem.get(owner, rev.replacement)
+    show(f"after undo: {restored.text!r} is {restored.status.value}; ")
+    show(f"{replaced.text!r} is {replaced.status.value}, and may never retire it again")
 
 
 STEPS: list[Callable[[Memory, Path], None]] = [core_section, control_section, formation_section]

@@ -80,6 +80,7 @@ class Memory:
         self.clock: Clock = clock or utcnow
         self._book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = RuleRecognizer()
+        self._recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
         self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
@@ -582,18 +583,28 @@ class Memory:
     def _recall_policy(self, ctx: RunContext, state: State) -> RecallPolicy:
         from remem.recall.engine import RecallPolicy
 
+        channel_limits = self.limits(ctx, ctx.channel)
+        agent_limits = self.limits(ctx)
+        key = (state.serial, state.preferences_version, channel_limits, agent_limits)
+        cached = self._recall_policies.get(key)
+        if cached is not None:
+            return cached
         cross = frozenset(
             user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is True
         )
         refused = frozenset(
             user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is False
         )
-        return RecallPolicy(
-            limits=self.limits(ctx, ctx.channel),
+        policy = RecallPolicy(
+            limits=channel_limits,
             cross_channel_users=cross,
             cross_channel_refused=refused,
-            retention_days_agent=self.limits(ctx).retention_days,
+            retention_days_agent=agent_limits.retention_days,
         )
+        if len(self._recall_policies) > 1024:
+            self._recall_policies.clear()
+        self._recall_policies[key] = policy
+        return policy
 
     # -- rules ---------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ nothing here reads a clock, a file or the network.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from remem.core.events import (
 from remem.core.model import LIVE_STATUSES, Note, Scope, Status, normalize_text, parse_ts
 
 ScopeKey = tuple[Scope, str | None]
+_SERIALS = itertools.count(1)
 #: How many notes a lazily folded state keeps in memory before evicting whole scopes.
 MAX_LOADED_NOTES = 250_000
 _SCOPES = {m.value: m for m in Scope}
@@ -283,6 +285,9 @@ class State:
         self.by_text: dict[ScopeKey, dict[str, list[str]]] = {}
         self.channel_policies: dict[str, dict[str, Any]] = {}
         self.preferences: dict[str, dict[str, Any]] = {}
+        self.preferences_version = 0
+        #: Unique per state object (derived caches must never mistake one state for another).
+        self.serial = next(_SERIALS)
         self.revisions: dict[str, Revision] = {}
         self.vetoes: set[tuple[str, str]] = set()
         self.erased: dict[str, str] = {}
@@ -422,6 +427,7 @@ class State:
         self.scopes = scopes
         self.channel_policies = data["channel_policies"]
         self.preferences = data["preferences"]
+        self.preferences_version += 1
         self.revisions = {r["id"]: Revision.from_dict(r) for r in data["revisions"]}
         self.vetoes = {(a, b) for a, b in data["vetoes"]}
         self.erased = data["erased"]
@@ -498,6 +504,7 @@ class State:
             prefs = dict(self.preferences.get(event.user, {}))
             prefs.update(event.settings)
             self.preferences[event.user] = prefs
+            self.preferences_version += 1
             return None
         if isinstance(event, Erased):
             self._drop(event.note_id)

@@ -278,6 +278,8 @@ class JsonlBackend:
         self._logs: dict[str, JsonlEventLog] = {}
         self._traces: dict[str, JsonlTraceLog] = {}
         self._policy: tuple[tuple[int, int, int], tuple[str, str]] | None = None
+        self._policy_path = root / "remem.toml"
+        self._rules_dirs: dict[str, Path] = {}
 
     def _check_root(self) -> None:
         root = self.root
@@ -318,8 +320,10 @@ class JsonlBackend:
         return log
 
     def read_rules(self, agent: str) -> dict[str, str]:
-        rules_dir = self.agent_dir(agent) / "rules"
-        if not rules_dir.is_dir():
+        rules_dir = self._rules_dirs.get(agent)
+        if rules_dir is None:
+            rules_dir = self._rules_dirs[agent] = self.agent_dir(agent) / "rules"
+        if not os.path.isdir(rules_dir):
             return {}
         out = {}
         for path in sorted(rules_dir.glob("*.md")):
@@ -346,7 +350,7 @@ class JsonlBackend:
         os.replace(tmp, path)
 
     def policy_source(self) -> tuple[str, str] | None:
-        path = self.root / "remem.toml"
+        path = self._policy_path
         try:
             st = os.stat(path)
         except FileNotFoundError:
