@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,13 +22,16 @@ from remem import (
     Status,
 )
 
-from .test_learn_matrix import operational_from_non_admins
-
-AGENT = "yuko"
-GENERAL = "discord:general"
-ALICE = "discord:900"  # an admin
-BOB = "discord:100"
-CAROL = "discord:200"
+from .cast import (
+    AGENT,
+    ALICE,
+    BOB,
+    CAROL,
+    admin,
+    member,
+    no_operational_from_non_admins,
+    owner,
+)
 
 SAID = datetime(2026, 6, 1, 9, 30, tzinfo=UTC)  # the archived session, weeks before EPOCH
 ADMIN_SOURCE = "The weekly report pulls from the finance_v2 table."
@@ -37,22 +39,7 @@ MEMBER_SOURCE = "From now on, the weekly report pulls from the hr table."
 SUBJECT = "report.weekly.source"
 
 
-@pytest.fixture(autouse=True)
-def _no_operational_from_non_admins(mem: Memory) -> Iterator[None]:
-    yield
-    assert operational_from_non_admins(mem, frozenset({ALICE})) == []
-
-
-def owner() -> RunContext:
-    return RunContext.owner(AGENT)
-
-
-def admin() -> RunContext:
-    return RunContext.group(AGENT, GENERAL, ALICE, role=Role.ADMIN)
-
-
-def member(user: str) -> RunContext:
-    return RunContext.group(AGENT, GENERAL, user)
+_ = no_operational_from_non_admins  # autouse fixture, imported to take effect here
 
 
 def ts(minute: int) -> str:

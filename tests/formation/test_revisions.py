@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -10,13 +9,17 @@ import pytest
 
 from remem import Denied, InvalidInput, Memory, Message, NotFound, Role, RunContext, Status
 
-from .test_learn_matrix import operational_from_non_admins
-
-AGENT = "yuko"
-GENERAL = "discord:general"
-ALICE = "discord:900"  # an admin
-BOB = "discord:100"
-CAROL = "discord:200"
+from .cast import (
+    AGENT,
+    ALICE,
+    BOB,
+    CAROL,
+    GENERAL,
+    admin,
+    member,
+    no_operational_from_non_admins,
+    owner,
+)
 
 FINANCE = "The weekly report pulls from the finance_v2 table."
 SALES = "The weekly report pulls from the sales_v3 table."
@@ -24,22 +27,7 @@ MAIN = "Deploys go out from the main branch."
 RELEASE = "Deploys go out from the release branch."
 
 
-@pytest.fixture(autouse=True)
-def _no_operational_from_non_admins(mem: Memory) -> Iterator[None]:
-    yield
-    assert operational_from_non_admins(mem, frozenset({ALICE})) == []
-
-
-def owner() -> RunContext:
-    return RunContext.owner(AGENT)
-
-
-def admin() -> RunContext:
-    return RunContext.group(AGENT, GENERAL, ALICE, role=Role.ADMIN)
-
-
-def member(user: str) -> RunContext:
-    return RunContext.group(AGENT, GENERAL, user)
+_ = no_operational_from_non_admins  # autouse fixture, imported to take effect here
 
 
 def teach(mem: Memory, text: str, mid: str, ts: datetime, ctx: RunContext | None = None) -> str:
