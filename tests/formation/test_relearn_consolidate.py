@@ -29,7 +29,7 @@ from .cast import (
     CAROL,
     admin,
     member,
-    no_operational_from_non_admins,
+    no_operational_from_non_admins,  # noqa: F401  (an autouse fixture: importing it applies it)
     owner,
 )
 
@@ -37,9 +37,6 @@ SAID = datetime(2026, 6, 1, 9, 30, tzinfo=UTC)  # the archived session, weeks be
 ADMIN_SOURCE = "The weekly report pulls from the finance_v2 table."
 MEMBER_SOURCE = "From now on, the weekly report pulls from the hr table."
 SUBJECT = "report.weekly.source"
-
-
-_ = no_operational_from_non_admins  # autouse fixture, imported to take effect here
 
 
 def ts(minute: int) -> str:

@@ -17,7 +17,7 @@ from .cast import (
     GENERAL,
     admin,
     member,
-    no_operational_from_non_admins,
+    no_operational_from_non_admins,  # noqa: F401  (an autouse fixture: importing it applies it)
     owner,
 )
 
@@ -25,9 +25,6 @@ FINANCE = "The weekly report pulls from the finance_v2 table."
 SALES = "The weekly report pulls from the sales_v3 table."
 MAIN = "Deploys go out from the main branch."
 RELEASE = "Deploys go out from the release branch."
-
-
-_ = no_operational_from_non_admins  # autouse fixture, imported to take effect here
 
 
 def teach(mem: Memory, text: str, mid: str, ts: datetime, ctx: RunContext | None = None) -> str:
