@@ -560,3 +560,46 @@ class EventLogContract(abc.ABC):
             assert log.read_at(txn.positions) == [b, c]
         with log.transaction() as txn:
             assert txn.all_events() == [b, c]
+
+    # -- marks: resuming a handle where a snapshot of the folded state was taken ----------
+
+    def test_no_mark_before_anything_was_read(self, tmp_path: Path) -> None:
+        assert self.handle(tmp_path).mark() is None
+
+    def test_resume_at_a_mark_reads_only_what_came_after(self, tmp_path: Path) -> None:
+        first = self.handle(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(first, [a, b])
+        self.scan(first)
+        mark = first.mark()
+        assert mark is not None
+        self.append(self.handle(tmp_path), [c])
+        later = self.handle(tmp_path)
+        assert later.resume(mark) is True
+        seen, calls, reset = self.scan(later)
+        assert [ev for ev, _ in seen] == [c] and reset is False and calls == ["visit"]
+        # The events before the mark still count as present: a retry is not stored twice.
+        with later.transaction() as txn:
+            assert txn.append([a]) == []
+
+    def test_a_mark_of_a_replaced_log_is_refused(self, tmp_path: Path) -> None:
+        log = self.handle(tmp_path)
+        a, b = remembered("A."), remembered("B.")
+        self.append(log, [a])
+        self.scan(log)
+        mark = log.mark()
+        assert mark is not None
+        with log.transaction() as txn:
+            txn.rewrite([b])
+        fresh = self.handle(tmp_path)
+        assert fresh.resume(mark) is False
+        seen, _, _ = self.scan(fresh)
+        assert [ev for ev, _ in seen] == [b]
+
+    def test_restart_reads_from_the_beginning_again(self, tmp_path: Path) -> None:
+        log = self.handle(tmp_path)
+        a, b = remembered("A."), remembered("B.")
+        self.append(self.handle(tmp_path), [a, b])
+        assert [ev for ev, _ in self.scan(log)[0]] == [a, b]
+        log.restart()
+        assert [ev for ev, _ in self.scan(log)[0]] == [a, b]
