@@ -280,8 +280,7 @@ class Memory:
         *,
         allowed: Iterable[Status] = LIVE_STATUSES,
     ) -> Note:
-        agent = self._agent(ctx)
-        agent.sync()
+        agent = self._agent(ctx)  # write() catches up under the lock before build()
         allowed_set = frozenset(allowed)
 
         def build(state: State) -> tuple[builtins.list[Event], str]:
@@ -516,6 +515,7 @@ class Memory:
         state = agent.sync()
         return run_recall(
             agent,
+            state,
             ctx,
             query,
             policy=self._recall_policy(ctx, state),

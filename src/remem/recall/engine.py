@@ -296,6 +296,7 @@ def _order(
 
 def run_recall(
     agent: AgentLog,
+    state: State,
     ctx: RunContext,
     query: str,
     *,
@@ -305,8 +306,7 @@ def run_recall(
     tag: str | None,
     rules: str,
 ) -> Recall:
-    """Run the pipeline and append the trace; see the module docstring."""
-    state = agent.sync()
+    """Run the pipeline on ``state`` (already caught up) and append the trace."""
     keys = eligible_scopes(ctx, state)
     prepared = prepare(agent, state, ctx, keys, policy, now, tag)
     scores, mode = relevance(agent.lexical, state, keys, query)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -131,21 +131,9 @@ class Trace:
 
     def visible_to(self, allowed: set[str]) -> Trace:
         """The same trace restricted to note ids in ``allowed``."""
-        return Trace(
-            run_id=self.run_id,
-            agent=self.agent,
-            ts=self.ts,
-            run_kind=self.run_kind,
-            actor=self.actor,
-            role=self.role,
-            channel=self.channel,
-            query=self.query,
-            retrieval=self.retrieval,
-            scopes=self.scopes,
+        return replace(
+            self,
             candidates=[i for i in self.candidates if i in allowed],
             selected=[(i, s) for i, s in self.selected if i in allowed],
             excluded=[(i, r) for i, r in self.excluded if i in allowed],
-            budget=self.budget,
-            text_sha256=self.text_sha256,
-            text_len=self.text_len,
         )
