@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from remem.core.events import Event
+from remem.core.events import Corrected, Event, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
@@ -71,6 +71,11 @@ class AgentLog:
         if self.vectors is not None:
             self.lexical.vectors = self.vectors
             self.on_change(self._update_vectors)
+
+    def close(self) -> None:
+        """Release open files of the derived indexes (the logs close with the backend)."""
+        if self.vectors is not None:
+            self.vectors.close()
 
     def _update_lexical(self, state: State, events: Sequence[Event], reset: bool) -> None:
         if reset:
@@ -183,11 +188,25 @@ class AgentLog:
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
             events, result = build(self.state)
-            appended = txn.append(events) if events else []
-            for event, pos in zip(appended, txn.positions, strict=True):
-                self.state.record(event, pos)
-            self._notify(appended, False)
+            try:
+                appended = txn.append(events, self._prefetch(events)) if events else []
+                for event, pos in zip(appended, txn.positions, strict=True):
+                    self.state.record(event, pos)
+                self._notify(appended, False)
+            finally:
+                if self.vectors is not None:
+                    self.vectors.drop_prefetched()
             return result
+
+    def _prefetch(self, events: Sequence[Event]) -> Callable[[], None] | None:
+        """What to compute while ``events`` become durable: the new texts' vectors."""
+        vectors = self.vectors
+        if vectors is None:
+            return None
+        texts = [e.text for e in events if isinstance(e, Remembered | Corrected) and e.text]
+        if not texts:
+            return None
+        return lambda: vectors.prefetch(texts)
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""

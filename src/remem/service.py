@@ -91,6 +91,8 @@ class Memory:
         return cls(open_backend(location), clock=clock)
 
     def close(self) -> None:
+        for agent in self._agents.values():
+            agent.close()
         self.backend.close()
         self._agents.clear()
 
@@ -752,7 +754,9 @@ class Memory:
             )
         state = self._state(ctx)
         self._require(ctx, state, Action.COMPACT, Target(Scope.AGENT))
-        self._agents.pop(agent, None)
+        gone = self._agents.pop(agent, None)
+        if gone is not None:
+            gone.close()
         return self.backend.trash_agent(agent)
 
     # -- helpers used by the write planners ------------------------------------------------

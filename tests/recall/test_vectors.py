@@ -396,3 +396,36 @@ def test_rows_stay_small_and_in_id_order() -> None:
     assert block.ids == ids[0::2]
     assert [int(x) for x in block.fps[:3]] == [0, 2, 4]
     assert len(block.scale) < 1000
+
+
+def test_a_write_embeds_its_text_once_while_the_log_syncs(
+    vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = index_of(vmem)
+    prefetched: list[list[str]] = []
+    real_prefetch = index.prefetch
+
+    def spy(texts: list[str]) -> None:
+        prefetched.append(list(texts))
+        real_prefetch(texts)
+
+    monkeypatch.setattr(index, "prefetch", spy)
+    embedder.reset()
+    note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
+    assert prefetched == [["Alice keeps bees in the garden."]]
+    assert embedder.texts == ["Alice keeps bees in the garden."]  # once, not again after
+    assert note.id in index
+    assert index._ready == {}  # nothing of the text outlives its write
+
+
+def test_a_failed_prefetch_leaves_the_embedding_to_the_write(
+    vmem: Memory, embedder: HashEmbedder
+) -> None:
+    index = index_of(vmem)
+    embedder.fail = True
+    note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
+    assert note.id not in index  # pending: the embedder is down
+    embedder.fail = False
+    index._retry_at = 0.0
+    vmem.remember(dm_alice(), "Alice sings in a choir.")
+    assert note.id in index

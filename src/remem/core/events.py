@@ -202,15 +202,31 @@ def _encode_value(value: Any) -> Any:
     return value
 
 
+#: Per event class: (attribute, stored name, kept when None) for each field, in order.
+_LAYOUTS: dict[type[Event], tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _layout(cls: type[Event]) -> tuple[tuple[str, str, bool], ...]:
+    renames = _REMEMBER_RENAMES if issubclass(cls, Remembered) else {}
+    layout = tuple(
+        (f.name, renames.get(f.name, f.name), f.name in ("scope_id", "expires_at"))
+        for f in fields(cls)
+    )
+    _LAYOUTS[cls] = layout
+    return layout
+
+
 def to_dict(event: Event) -> dict[str, Any]:
     """The JSON-ready form of an event (without ``crc``)."""
     out: dict[str, Any] = {"op": event.op, "v": SCHEMA_VERSION}
-    renames = _REMEMBER_RENAMES if isinstance(event, Remembered) else {}
-    for f in fields(event):
-        value = getattr(event, f.name)
-        if value is None and f.name not in ("scope_id", "expires_at"):
+    layout = _LAYOUTS.get(type(event)) or _layout(type(event))
+    for name, stored, keep_none in layout:
+        value = getattr(event, name)
+        if value is None:
+            if keep_none:
+                out[stored] = None
             continue
-        out[renames.get(f.name, f.name)] = _encode_value(value)
+        out[stored] = _encode_value(value)
     return out
 
 

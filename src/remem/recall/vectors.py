@@ -205,6 +205,8 @@ class VectorIndex:
         self._pending: set[str] = set()
         self._retry_at = 0.0
         self._lock = threading.RLock()
+        #: Vectors embedded ahead of the write that needs them (:meth:`prefetch`), by text.
+        self._ready: dict[str, tuple[NDArray[np.int8], float]] = {}
         self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
         self._loaded = False
 
@@ -231,6 +233,28 @@ class VectorIndex:
         return self._lock
 
     # -- upkeep ---------------------------------------------------------------------------
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed ``texts`` ahead of the :meth:`update` that will need them (a write embeds
+        its new text while the log's fsync waits for the disk). Failures are left for
+        :meth:`update` to meet, retry and report. Holds no lock: recalls go on."""
+        try:
+            vectors = self.embedder.embed(list(texts))
+            if vectors.shape != (len(texts), self.dim):
+                return
+            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        except Exception:
+            return
+        self._ready = {text: (q[i], float(scale[i])) for i, text in enumerate(texts)}
+
+    def close(self) -> None:
+        """Release open files (the index stays usable: they reopen when needed)."""
+        if self.file is not None:
+            self.file.close()
+
+    def drop_prefetched(self) -> None:
+        """Forget prefetched vectors (their write is done, or failed)."""
+        self._ready = {}
 
     def update(self, state: State, events: Iterable[Event]) -> None:
         """Apply ``events`` (already folded into ``state``): embed new text, drop the dead."""
@@ -388,23 +412,29 @@ class VectorIndex:
 
     def _embed(self, todo: list[tuple[Note, ScopeKey, int]]) -> list[bytes] | None:
         """Embed and place ``todo``; the file records to append, or ``None`` on failure."""
-        try:
-            vectors = self.embedder.embed([note.text for note, _, _ in todo])
-            if vectors.shape != (len(todo), self.dim):
-                raise ValueError(f"embedder returned shape {vectors.shape}")
-        except Exception as exc:  # a remote embedder may fail in many ways; retry later
-            self._pending.update(note.id for note, _, _ in todo)
-            # Do not retry the backlog on every write while the embedder is down.
-            self._retry_at = time.monotonic() + RETRY_SECONDS
-            log.warning("could not embed %d note(s), will retry: %s", len(todo), exc)
-            return None
-        q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        ready = self._ready
+        rest = [item for item in todo if item[0].text not in ready]
+        fresh: dict[str, tuple[NDArray[np.int8], float]] = {}
+        if rest:
+            try:
+                vectors = self.embedder.embed([note.text for note, _, _ in rest])
+                if vectors.shape != (len(rest), self.dim):
+                    raise ValueError(f"embedder returned shape {vectors.shape}")
+            except Exception as exc:  # a remote embedder may fail in many ways; retry later
+                self._pending.update(note.id for note, _, _ in todo)
+                # Do not retry the backlog on every write while the embedder is down.
+                self._retry_at = time.monotonic() + RETRY_SECONDS
+                log.warning("could not embed %d note(s), will retry: %s", len(rest), exc)
+                return None
+            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+            fresh = {note.text: (q[i], float(scale[i])) for i, (note, _, _) in enumerate(rest)}
         records = []
-        for i, (note, key, fp) in enumerate(todo):
-            self._place(note.id, key, q[i], float(scale[i]), fp)
+        for note, key, fp in todo:
+            row, row_scale = fresh.get(note.text) or ready[note.text]
+            self._place(note.id, key, row, row_scale, fp)
             self._pending.discard(note.id)
             if self.file is not None:
-                records.append(self.file.record(note.id, fp, float(scale[i]), q[i].tobytes()))
+                records.append(self.file.record(note.id, fp, row_scale, row.tobytes()))
         return records
 
     def _place(
@@ -478,6 +508,8 @@ class VectorFile:
         assert self.dtype.itemsize == self.size
         self.records = 0
         self._ino: int | None = None
+        #: Descriptor appends go to, and the inode it was opened on.
+        self._appender: tuple[int, int] | None = None
 
     def record(self, note_id: str, fp: int, scale: float, vector: bytes | None) -> bytes:
         raw = note_id.encode("utf-8")
@@ -590,11 +622,22 @@ class VectorFile:
             self.snapshot(everything())
             return
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, b"".join(records))
-            finally:
-                os.close(fd)
+            os.write(self._append_fd(st.st_ino), b"".join(records))
             self.records += len(records)
         except OSError as exc:
             log.warning("could not append to vector cache %s: %s", self.path, exc.strerror)
+
+    def _append_fd(self, ino: int) -> int:
+        """A descriptor appending to the file now at ``path`` (inode ``ino``), kept open."""
+        if self._appender is not None and self._appender[1] == ino:
+            return self._appender[0]
+        self.close()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._appender = (fd, os.fstat(fd).st_ino)
+        return fd
+
+    def close(self) -> None:
+        """Close the append descriptor (reopened on the next append)."""
+        if self._appender is not None:
+            os.close(self._appender[0])
+            self._appender = None

@@ -41,8 +41,14 @@ class LogTransaction(Protocol):
     #: After :meth:`append`: the log position of each appended event, in order.
     positions: list[int]
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        """Durably append the events not already in the log; returns those appended."""
+    def append(
+        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+    ) -> list[Event]:
+        """Durably append the events not already in the log; returns those appended.
+
+        ``meanwhile``, if given, is called once while the append is becoming durable
+        (or before or after it, where a backend cannot overlap them); it computes
+        derived data only and must not depend on the append's outcome."""
         ...
 
     def rewrite(self, events: Sequence[Event]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -49,8 +48,10 @@ class _Txn:
         self.caught_up = caught_up
         self.positions: list[int] = []
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        appended, self.positions = self._log._append(events)
+    def append(
+        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+    ) -> list[Event]:
+        appended, self.positions = self._log._append(events, meanwhile)
         return appended
 
     def rewrite(self, events: Sequence[Event]) -> None:
@@ -165,7 +166,9 @@ class JsonlEventLog:
         with self._file.locked(self._checked(visit)) as (_, reset):
             yield _Txn(self, Batch([], reset))
 
-    def _append(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+    def _append(
+        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+    ) -> tuple[list[Event], list[int]]:
         todo = []
         seen: set[str] = set()
         for ev in events:
@@ -174,7 +177,7 @@ class JsonlEventLog:
                 todo.append(ev)
         positions: list[int] = []
         if todo:
-            positions = self._file.append([encode(ev) for ev in todo])
+            positions = self._file.append([encode(ev) for ev in todo], meanwhile)
             for ev in todo:
                 self._remember_eids(ev)
         return todo, positions
@@ -216,26 +219,14 @@ class JsonlTraceLog:
 
     def append(self, record: dict[str, Any]) -> None:
         line = seal(orjson.dumps(record))
-        path = self._file.path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            lock_fd = os.open(self._file.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot write traces {path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
+            with self._file.locked_blind() as fd:
                 size = os.fstat(fd).st_size
                 if size and os.pread(fd, 1, size - 1) != b"\n":
                     line = b"\n" + line  # a torn trace stays a line of its own
                 os.write(fd, line)
-            finally:
-                os.close(fd)
         except OSError as exc:
-            raise StoreError(f"cannot write traces {path}: {exc.strerror or exc}") from None
-        finally:
-            os.close(lock_fd)
+            raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
         self._recent.append(record)
 
     def find(self, run_id: str) -> list[dict[str, Any]]:

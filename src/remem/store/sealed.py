@@ -20,15 +20,18 @@ import contextlib
 import errno
 import fcntl
 import os
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from remem.core.events import try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
 from remem.store.base import TornTail
+from remem.store.overlap import fsync_during
 
 T = TypeVar("T")
 Visitor = Callable[[dict[str, Any], int], None]
@@ -49,12 +52,18 @@ class SealedFile(Generic[T]):
         self.lock_path = path.with_name(path.name + ".lock")
         self._parse = parse
         self._durable = durable
+        #: The file, read with ``pread``; opened read-write in append mode when allowed,
+        #: so that appends under the lock reuse it (``_fd_writes``).
         self._fd: int | None = None
+        self._fd_writes = False
         self._ino: int | None = None
+        #: Size seen by the last ``read_new`` (under the lock: the size writers left).
+        self._size = 0
         self._offset = 0
         self._lineno = 0
         self._failed: str | None = None
         self.repairs: list[TornTail] = []
+        self._lock = _LockFile(self.lock_path)
         #: Called before a visiting read delivers a whole new file (it was replaced).
         self.on_reset: Callable[[], None] | None = None
 
@@ -83,14 +92,21 @@ class SealedFile(Generic[T]):
             self._reopen()
         if reset and visit is not None and self.on_reset is not None:
             self.on_reset()
+        self._size = st.st_size
         if st.st_size == self._offset:
             return [], reset
         return self._read_from(st.st_size, visit), reset
 
-    def _reopen(self) -> None:
+    def _reopen(self, *, create: bool = False) -> None:
         self._close_fd()
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
         try:
-            self._fd = os.open(self.path, os.O_RDONLY)
+            try:
+                self._fd, self._fd_writes = os.open(self.path, flags, 0o644), True
+            except PermissionError:
+                if create:
+                    raise
+                self._fd = os.open(self.path, os.O_RDONLY)  # a reader may lack write access
         except OSError as exc:
             raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
         self._ino = os.fstat(self._fd).st_ino
@@ -263,25 +279,41 @@ class SealedFile(Generic[T]):
 
         With ``visit``, what others appended goes to the visitor (see :meth:`read_new`).
         """
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        with self._lock.held():
+            ino = self._ino
             records, reset = self.read_new(visit)
+            # A log that is new, gone or replaced may mean a moved directory (an agent sent
+            # to the trash) and a lock on a file nobody else uses any more: relock, reread.
+            if (self._ino is None or self._ino != ino) and self._lock.check():
+                more, again = self.read_new(visit)
+                records, reset = records + more, reset or again
             self._repair_tail()
             yield records, reset
-        finally:
-            os.close(lock_fd)
+
+    def locked_blind(self) -> AbstractContextManager[int]:
+        """The writer lock without reading what others appended: yields a descriptor
+        for appending (the current file, created if missing). For derived files whose
+        readers scan the file themselves (traces)."""
+        return self._blind()
+
+    @contextlib.contextmanager
+    def _blind(self) -> Iterator[int]:
+        with self._lock.held():
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                st = None
+            except OSError as exc:
+                raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+            if st is None or st.st_ino != self._ino or not self._fd_writes:
+                self._lock.check()
+                self._reopen(create=True)
+            assert self._fd is not None
+            yield self._fd
 
     def _repair_tail(self) -> None:
-        try:
-            size = os.stat(self.path).st_size
-        except FileNotFoundError:
-            return
-        if size <= self._offset:
+        size = self._size
+        if self._ino is None or size <= self._offset:
             return
         try:
             with open(self.path, "r+b") as fh:
@@ -291,6 +323,7 @@ class SealedFile(Generic[T]):
                 fh.truncate(self._offset)
                 fh.flush()
                 os.fsync(fh.fileno())
+            self._size = self._offset
         except OSError as exc:
             raise StoreError(
                 f"cannot repair the torn tail of {self.path}: {exc.strerror or exc}"
@@ -315,29 +348,44 @@ class SealedFile(Generic[T]):
             return aside
         raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
 
-    def append(self, lines: list[bytes]) -> list[int]:
+    def append(self, lines: list[bytes], meanwhile: Callable[[], None] | None = None) -> list[int]:
         """Append sealed lines (call inside :meth:`locked`); durable before returning.
 
-        Returns the byte offset at which each line starts.
+        Returns the byte offset at which each line starts. ``meanwhile`` (optional)
+        runs while the fsync waits for the disk (:mod:`remem.store.overlap`).
         """
         self._check_writable()
         data = b"".join(lines)
         offsets = _offsets(self._offset, lines)
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot open {self.path} for writing: {exc.strerror}") from None
+        fd = self._writer()
         try:
             self._write_all(fd, data)
             if self._durable:
-                self._fsync(fd)
+                self._fsync(fd, meanwhile)
         finally:
-            os.close(fd)
-        if self._ino is None:
-            self._reopen()
+            if fd != self._fd:
+                os.close(fd)
         self._offset += len(data)
+        self._size = self._offset
         self._lineno += len(lines)
         return offsets
+
+    def _writer(self) -> int:
+        """A descriptor appending to the current file (under the lock, after ``read_new``)."""
+        if self._fd is not None and self._fd_writes:
+            return self._fd
+        if self._fd is None:  # no file yet: create it, and make its name durable
+            try:
+                self._reopen(create=True)
+                _fsync_dir(self.path.parent)
+            except OSError as exc:
+                raise StoreError(f"cannot create {self.path}: {exc.strerror}") from None
+            assert self._fd is not None
+            return self._fd
+        try:  # opened read-only: this process may still be allowed to append
+            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise StoreError(f"cannot open {self.path} for writing: {exc.strerror}") from None
 
     def _check_writable(self) -> None:
         if self._failed:
@@ -357,9 +405,12 @@ class SealedFile(Generic[T]):
                 os.ftruncate(fd, self._offset)
             raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
 
-    def _fsync(self, fd: int) -> None:
+    def _fsync(self, fd: int, meanwhile: Callable[[], None] | None) -> None:
         try:
-            os.fsync(fd)
+            if meanwhile is None:
+                os.fsync(fd)
+            else:
+                fsync_during(fd, meanwhile)
         except OSError as exc:
             self._failed = exc.strerror or errno.errorcode.get(exc.errno or 0, "EIO")
             raise StoreError(
@@ -392,9 +443,77 @@ class SealedFile(Generic[T]):
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+            self._fd_writes = False
 
     def close(self) -> None:
         self._close_fd()
+        self._lock.close()
+
+
+class _LockFile:
+    """The sibling ``.lock`` file, held open between writes and locked with ``flock``.
+
+    ``flock`` belongs to an open file description, so one descriptor serves every
+    write of this process (threads take turns on a mutex first), and a forked child,
+    which inherits the description, opens its own. :meth:`check` reopens it when the
+    file at ``path`` is no longer the one held (its directory was moved away).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._pid = 0
+        self._mutex = threading.RLock()
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        if self._fd is not None and self._pid != os.getpid():
+            # A forked child: the inherited descriptor shares the parent's lock, and the
+            # mutex and depth copied from the parent say nothing about this process.
+            os.close(self._fd)
+            self._fd = None
+            self._mutex = threading.RLock()
+            self._depth = 0
+        with self._mutex:
+            self._depth += 1
+            try:
+                if self._depth == 1:
+                    fcntl.flock(self._handle(), fcntl.LOCK_EX)
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def check(self) -> bool:
+        """Under :meth:`held`: make sure the lock is on the file now at ``path``; True
+        when it was not and the lock was taken again on the right file."""
+        try:
+            current = os.stat(self.path).st_ino
+        except OSError:
+            current = None
+        if self._fd is not None and current == os.fstat(self._fd).st_ino:
+            return False
+        self.close()
+        fcntl.flock(self._handle(), fcntl.LOCK_EX)
+        return True
+
+    def _handle(self) -> int:
+        if self._fd is not None:
+            return self._fd
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
+        self._pid = os.getpid()
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _fsync_dir(path: Path) -> None:
