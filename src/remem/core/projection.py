@@ -401,7 +401,7 @@ class State:
             "keys": [[k[0].value, k[1]] for k in keys],
             "ids": list(self.home),
             "home": home_idx,
-            "positions": [self.positions.get(i) for i in self.home],
+            "positions": list(map(self.positions.get, self.home)),
             "channel_policies": self.channel_policies,
             "preferences": self.preferences,
             "revisions": [r.to_dict() for r in self.revisions.values()],

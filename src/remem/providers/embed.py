@@ -134,13 +134,7 @@ class StaticEmbedder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for start in range(0, len(texts), _BATCH):
             chunk = list(texts[start : start + _BATCH])
-            if len(chunk) == 1:
-                ids = [self._tokenizer.encode(chunk[0], add_special_tokens=False).ids]
-            else:  # batches are padded on the right: keep the real tokens only
-                ids = [
-                    e.ids[: sum(e.attention_mask)]
-                    for e in self._tokenizer.encode_batch(chunk, add_special_tokens=False)
-                ]
+            ids = self._token_ids(chunk)
             counts = np.fromiter((len(i) for i in ids), dtype=np.int64, count=len(ids))
             filled = np.flatnonzero(counts)
             if not len(filled):
@@ -156,12 +150,23 @@ class StaticEmbedder:
             out[start + filled[good]] = sums[good] / norms[good, None]
         return out
 
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Token ids per text. The ``_fast`` batch encoder (tokenizers ≥ 0.20) gives the
+        same ids without character offsets, at a fraction of the cost; batches are
+        padded on the right, so only the real tokens are kept."""
+        tok = self._tokenizer
+        fast = getattr(tok, "encode_batch_fast", None)
+        encodings = (fast or tok.encode_batch)(texts, add_special_tokens=False)
+        if len(texts) == 1:
+            return [encodings[0].ids]  # one text: nothing to pad
+        return [e.ids[: sum(e.attention_mask)] for e in encodings]
+
     def _one(self, text: str) -> Vectors:
         """One text (a query): the batch arithmetic, with less numpy overhead."""
         import numpy as np
 
         out = np.zeros((1, self._dim), dtype=np.float32)
-        ids = np.asarray(self._tokenizer.encode(text, add_special_tokens=False).ids, np.int64)
+        ids = np.asarray(self._token_ids([text])[0], np.int64)
         if len(ids):
             np.clip(ids, 0, self._matrix.shape[0] - 1, out=ids)
             sums = np.add.reduceat(self._matrix.take(ids, axis=0), _FIRST, axis=0)

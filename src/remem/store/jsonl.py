@@ -99,18 +99,23 @@ class JsonlEventLog:
     def _checked(self, visit: Visitor) -> Visitor:
         """Refuse newer schemas and unknown ops, skip duplicate eids, then visit."""
 
-        def checked(data: dict[str, Any], pos: int) -> None:
-            eids = self._eids  # replaced on reset, so looked up per record
-            if data.get("v", 1) != SCHEMA_VERSION or data.get("op") not in EVENT_TYPES:
+        # Runs once per log line when a store opens: names bound locally, one lookup each.
+        def checked(
+            data: dict[str, Any], pos: int, _types: Any = EVENT_TYPES, _v: int = SCHEMA_VERSION
+        ) -> None:
+            get = data.get
+            op = get("op")
+            if op not in _types or get("v", 1) != _v:
                 from_dict(data, f"{self.path} at byte {pos}")  # raises the precise error
-            eid = data.get("eid")
-            if not isinstance(eid, str):
+            eid = get("eid")
+            if type(eid) is not str:
                 raise CorruptLog(f"{self.path} at byte {pos}: event without an eid")
+            eids = self._eids  # replaced on reset, so looked up per record
             if eid in eids:
                 return
             eids.add(eid)
-            if data.get("op") == "erased":
-                eids.update(data.get("eids", ()))
+            if op == "erased":
+                eids.update(get("eids", ()))
             visit(data, pos)
 
         return checked
@@ -124,7 +129,7 @@ class JsonlEventLog:
         mark = self._file.mark()
         if mark is None:
             return None
-        return {**mark, "eids": sorted(self._eids)}
+        return {**mark, "eids": list(self._eids)}  # a set: its order does not matter
 
     def restart(self) -> None:
         """Read from the start again (after an unusable snapshot)."""
