@@ -55,3 +55,20 @@ def test_loading_leaves_the_host_logging_alone() -> None:
 
 def test_fake_embedder_satisfies_the_protocol() -> None:
     assert isinstance(HashEmbedder(), Embedder)
+
+
+def test_the_fast_encoder_gives_the_plain_encoders_ids() -> None:
+    emb = load_static()
+    tok = emb._tokenizer  # type: ignore[attr-defined]
+    texts = [
+        "Caroline went to a support group.",
+        "  double  spaces and a trailing one ",
+        "émoji 🎉, tabs\tand\nnewlines",
+        "日本語のテキスト",
+        "",
+        "sk-proj? no: v1.2.3 at https://example.org/a?b=c#d",
+    ]
+    ours = emb._token_ids(texts)  # type: ignore[attr-defined]
+    plain = [tok.encode(t, add_special_tokens=False).ids for t in texts]
+    assert ours == plain
+    assert [emb._token_ids([t])[0] for t in texts] == plain  # type: ignore[attr-defined]
