@@ -395,3 +395,48 @@ print(m.recall(ctx, "cello").retrieval)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == rel.LEXICAL
     assert "wordllama" in done.stderr and "lexically" in done.stderr
+
+
+def test_ranking_from_row_arrays_matches_ranking_from_the_score_mapping(
+    mem: Memory, clock: Clock
+) -> None:
+    """The recall path ranks from per-scope row arrays (``Columns.gather``); it must give
+    the same order and scores as the reference mapping path, also once the rows changed."""
+    from remem.recall.engine import prepare
+    from remem.recall.rank import Columns
+    from remem.recall.scopes import current_keys, eligible_scopes
+
+    rng = random.Random(7)
+    words = "tea coffee cello tomatoes basil porto book club cat miso running piano".split()
+    ids = []
+    for k in range(60):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 6))) + f" ({k})"
+        ids.append(mem.remember(dm_alice(), text).id)
+        clock.advance(minutes=rng.choice([5, 30, 90]))
+    ctx = dm_alice()
+    agent = mem._agent(ctx)
+
+    def both(query: str) -> tuple[list[int], list[float], list[int], list[float]]:
+        state = agent.sync()
+        keys = eligible_scopes(ctx, state)
+        policy = mem._recall_policy(ctx, state)
+        now = clock()
+        prepared = prepare(agent, state, ctx, keys, policy, now, None)
+        columns = prepared.columns
+        assert columns is not None
+        scores, _ = rel.relevance(agent.lexical, state, keys, query)
+        order_a, final_a, _ = columns.rank(scores, now, True)
+        fresh = Columns(prepared.notes, current_keys(ctx))
+        assert fresh.rank(scores, now, True)[0] == order_a
+        gathered, _ = rel.relevance_rows(agent.lexical, state, keys, query, columns.gather)
+        order_b, final_b, _ = columns.rank_gathered(gathered, now, True)
+        return order_a, final_a, order_b, final_b
+
+    for query in ["tea and cello", "miso the cat", "porto running club", "nothing matches"]:
+        a, fa, b, fb = both(query)
+        assert (a, fa) == (b, fb)
+    mem.forget(dm_alice(), ids[10])
+    mem.remember(dm_alice(), "basil tea in porto")
+    for query in ["basil tea", "cello"]:
+        a, fa, b, fb = both(query)
+        assert (a, fa) == (b, fb)

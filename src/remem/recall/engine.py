@@ -15,7 +15,7 @@ from remem.core.projection import ScopeKey, State
 from remem.policy.config import Limits
 from remem.providers.embed import numpy_available
 from remem.recall.rank import Columns, preference_key, rank
-from remem.recall.relevance import relevance
+from remem.recall.relevance import relevance, relevance_rows
 from remem.recall.render import note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
 from remem.recall.trace import Trace, group_by_reason
@@ -309,8 +309,14 @@ def run_recall(
     """Run the pipeline on ``state`` (already caught up) and append the trace."""
     keys = eligible_scopes(ctx, state)
     prepared = prepare(agent, state, ctx, keys, policy, now, tag)
-    scores, mode = relevance(agent.lexical, state, keys, query)
-    order, final = _order(prepared, scores, ctx, now, bool(query.strip()))
+    has_query = bool(query.strip())
+    columns = prepared.columns
+    if columns is not None and has_query:
+        rel, mode = relevance_rows(agent.lexical, state, keys, query, columns.gather)
+        order, final, _ = columns.rank_gathered(rel, now, has_query)
+    else:
+        scores, mode = relevance(agent.lexical, state, keys, query)
+        order, final = _order(prepared, scores, ctx, now, has_query)
     limits = policy.limits
     char_limit = (
         limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from remem.core.model import Basis, Note, Scope
 from remem.core.projection import ScopeKey
@@ -147,7 +147,16 @@ class Columns:
     available.
     """
 
-    __slots__ = ("evidence", "explicit", "here", "ids", "order_of_id", "pinned", "said_us")
+    __slots__ = (
+        "_gather",
+        "evidence",
+        "explicit",
+        "here",
+        "ids",
+        "order_of_id",
+        "pinned",
+        "said_us",
+    )
 
     def __init__(self, notes: Sequence[Note], current: frozenset[ScopeKey]) -> None:
         import numpy as np
@@ -161,6 +170,8 @@ class Columns:
         ranks = np.empty(len(notes), dtype=np.int64)
         ranks[np.argsort(np.array(self.ids, dtype=object), kind="stable")] = np.arange(len(notes))
         self.order_of_id = ranks
+        #: (the row sources it was built for, each note's row in them, which notes have one)
+        self._gather: tuple[list[tuple[Any, int]], Any, Any] | None = None
 
     def rank(
         self, relevance: Mapping[str, float], now: datetime, has_query: bool
@@ -175,6 +186,62 @@ class Columns:
         top = max(relevance.values(), default=0.0)
         scale = 1.0 / top if top > 0 else 0.0
         rel = np.fromiter((get(i, 0.0) for i in self.ids), dtype=np.float64, count=n) * scale
+        return self._ranked(rel, now, has_query)
+
+    def gather(self, rows: Sequence[tuple[Any, Any]]) -> Any:
+        """Relevance per note (scaled as :meth:`rank` scales it) from row arrays:
+        ``(source, scores)`` pairs where ``source.ids`` names each row's note and
+        ``source.version`` changes with them (a scope's lexical index). Each note's row
+        is looked up once per version of the sources, not per call; call it while the
+        sources cannot change."""
+        import numpy as np
+
+        n = len(self.ids)
+        at, known = self._rows_of(rows)
+        if not rows or not n:
+            return np.zeros(n)
+        pooled = rows[0][1] if len(rows) == 1 else np.concatenate([r for _, r in rows])
+        top = float(pooled.max()) if len(pooled) else 0.0
+        scale = 1.0 / top if top > 0 else 0.0
+        return np.where(known, pooled[at], 0.0) * scale if len(pooled) else np.zeros(n)
+
+    def rank_gathered(
+        self, rel: Any, now: datetime, has_query: bool
+    ) -> tuple[list[int], list[float], list[float]]:
+        """:meth:`rank` for relevance from :meth:`gather` (the same result)."""
+        if not len(self.ids):
+            return [], [], []
+        return self._ranked(rel, now, has_query)
+
+    def _rows_of(self, rows: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
+        import numpy as np
+
+        sources = [(source, source.version) for source, _ in rows]
+        cached = self._gather
+        if (
+            cached is not None
+            and len(cached[0]) == len(sources)
+            and all(a is b and v == w for (a, v), (b, w) in zip(cached[0], sources, strict=True))
+        ):
+            return cached[1], cached[2]
+        position: dict[str, int] = {}
+        offset = 0
+        for source, _ in rows:
+            position.update(zip(source.ids, range(offset, offset + len(source.ids)), strict=True))
+            offset += len(source.ids)
+        found = np.fromiter(
+            (position.get(i, -1) for i in self.ids), dtype=np.int64, count=len(self.ids)
+        )
+        known = found >= 0
+        at = np.where(known, found, 0)
+        self._gather = (sources, at, known)
+        return at, known
+
+    def _ranked(
+        self, rel: Any, now: datetime, has_query: bool
+    ) -> tuple[list[int], list[float], list[float]]:
+        import numpy as np
+
         age = (_micros(now) - self.said_us) / 1_000_000 / 86400.0
         fresh = np.exp(-np.maximum(age, 0.0) / RECENCY_DAYS)
         if has_query:

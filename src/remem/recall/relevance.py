@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import logging
 from array import array
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from remem.core.projection import ScopeKey, State
 from remem.providers.embed import numpy_available
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from remem.recall.vectors import VectorIndex
 
+T = TypeVar("T")
 LEXICAL = "lexical"
 HYBRID = "hybrid"
 
@@ -87,6 +88,27 @@ def relevance(
     """
     if not query.strip():
         return {}, LEXICAL
+    if accelerate and numpy_available():
+        return relevance_rows(index, state, keys, query, _as_dict)
+    terms = tokens(query)
+    with index.lock:
+        return _sparse(index, index.ensure(state, keys), terms), LEXICAL
+
+
+#: Per scope with rows: its index and the relevance of each of its rows (numpy).
+Rows = list[tuple[ScopeIndex, "NDArray[np.float64]"]]
+
+
+def relevance_rows(
+    index: LexicalIndex,
+    state: State,
+    keys: Sequence[ScopeKey],
+    query: str,
+    collect: Callable[[Rows], T],
+) -> tuple[T, str]:
+    """:func:`relevance` as row arrays per scope index (needs numpy; the query must not be
+    blank), handed to ``collect`` while the indexes cannot change (``collect`` may read
+    each index's ids and version); returns what ``collect`` returned and the mode."""
     terms = tokens(query)
     vectors = index.vectors
     qv = None
@@ -98,10 +120,22 @@ def relevance(
     with index.lock:
         lexes = index.ensure(state, keys)
         if vectors is not None and qv is not None:
-            return _dense(index, lexes, terms, vectors, keys, qv), HYBRID
-        if accelerate and numpy_available():
-            return _dense(index, lexes, terms, None, keys, None), LEXICAL
-        return _sparse(index, lexes, terms), LEXICAL
+            return collect(_dense(index, lexes, terms, vectors, keys, qv)), HYBRID
+        return collect(_dense(index, lexes, terms, None, keys, None)), LEXICAL
+
+
+def _as_dict(rows: Rows) -> dict[str, float]:
+    import numpy as np
+
+    out: dict[str, float] = {}
+    for ix, smoothed in rows:
+        hit = np.flatnonzero(smoothed)
+        if 2 * len(hit) > len(ix):  # most rows score: a plain zip is cheaper; zeros are harmless
+            out.update(zip(ix.ids, smoothed.tolist(), strict=True))
+        else:
+            ids = ix.ids
+            out.update(zip([ids[r] for r in hit.tolist()], smoothed[hit].tolist(), strict=True))
+    return out
 
 
 def _sparse(
@@ -167,14 +201,14 @@ def _dense(
     vectors: VectorIndex | None,
     keys: Sequence[ScopeKey],
     qv: NDArray[np.float32] | None,
-) -> dict[str, float]:
-    """Lexical (and, given a query vector, hybrid) relevance with numpy."""
+) -> Rows:
+    """Lexical (and, given a query vector, hybrid) relevance with numpy, per scope."""
     import numpy as np
 
     # Empty scopes (often the agent's or the channel's) add nothing but per-call overhead.
     pairs = [(ix, key) for ix, key in zip(lexes, keys, strict=True) if len(ix)]
     if not pairs:
-        return {}
+        return []
     lexes = [ix for ix, _ in pairs]
     lexical = index.bm25_dense(lexes, terms)
     top = max(float(a.max()) for a in lexical)
@@ -192,16 +226,10 @@ def _dense(
                 if mask is not None:
                     semantic[~mask] = 0.0
                 np.maximum(f, (W_EMBED * semantic).round(DECIMALS), out=f)
-    out: dict[str, float] = {}
-    for ix, f in zip(lexes, fused, strict=True):
-        smoothed = smooth_dense(f, np.array(ix.said, dtype=np.float64))
-        hit = np.flatnonzero(smoothed)
-        if 2 * len(hit) > len(ix):  # most rows score: a plain zip is cheaper; zeros are harmless
-            out.update(zip(ix.ids, smoothed.tolist(), strict=True))
-        else:
-            ids = ix.ids
-            out.update(zip([ids[r] for r in hit.tolist()], smoothed[hit].tolist(), strict=True))
-    return out
+    return [
+        (ix, smooth_dense(f, np.array(ix.said, dtype=np.float64)))
+        for ix, f in zip(lexes, fused, strict=True)
+    ]
 
 
 def _aligned(
