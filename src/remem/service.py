@@ -559,7 +559,7 @@ class Memory:
         records = [r for r in agent.traces.find(run_id) if r.get("type") == "recall"]
         if not records:
             raise NotFound(f"no trace for run {run_id} is visible here")
-        trace = Trace.from_dict(records[-1])
+        trace = Trace.from_dict(records[-1], agent.traces.shared)
         if ctx.role.is_admin or ctx.kind is RunKind.OWNER:
             return trace
         stewards = state.channel_policies.get(trace.channel or "", {}).get("stewards", ())

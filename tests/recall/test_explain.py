@@ -18,7 +18,7 @@ import pytest
 
 from remem import Memory, NotFound, Role, RunContext
 from remem.core.ids import new_id
-from remem.recall.trace import Trace
+from remem.recall.trace import Trace, expand
 
 from .helpers import (
     AGENT,
@@ -79,13 +79,24 @@ def test_trace_is_stored_under_the_run_id(mem: Memory, world: World, data_dir: P
     assert record["channel"] == GENERAL
     assert record["retrieval"] == rec.retrieval
     assert record["scopes"] == ["agent", f"channel:{GENERAL}", f"user:{ALICE}"]
-    # Candidates are stored as the selected plus the excluded, exclusions grouped by reason.
-    excluded = record["excluded_by_reason"]
-    candidates = [i for i, _ in record["selected"]] + [i for ids in excluded.values() for i in ids]
+    # What every recall of this shape shares (the filters' verdicts) is stored once, in a
+    # "shared" line the record names; the record keeps what this recall chose and cut.
+    shared = [r for r in _trace_lines(data_dir) if r.get("type") == "shared"]
+    assert [r["ref"] for r in shared] == [record["candidates_ref"]]
+    assert shared[0]["excluded_by_reason"] == {"private_in_group": [world.user_alice]}
+    assert set(shared[0]["kept"]) == {world.agent, world.ch_general}
+    assert record["excluded_by_reason"] == {}
+    # Read back whole: candidates are the selected plus the excluded, grouped by reason.
+    whole = expand(record, lambda ref: {k: v for k, v in shared[0].items() if k != "type"})
+    excluded = whole["excluded_by_reason"]
+    candidates = [i for i, _ in whole["selected"]] + [i for ids in excluded.values() for i in ids]
     assert set(candidates) == {world.agent, world.ch_general, world.user_alice}
     assert [i for i, _ in record["selected"]] == [n.id for n in rec.notes]
     assert all(isinstance(s, float) for _, s in record["selected"])
     assert excluded == {"private_in_group": [world.user_alice]}
+    # The same recall again writes no second shared line.
+    mem.recall(RunContext.group(AGENT, GENERAL, ALICE), "when does the chat meet")
+    assert len([r for r in _trace_lines(data_dir) if r.get("type") == "shared"]) == 1
     budget = dict(record["budget"])
     used_chars = budget.pop("used_chars")
     assert budget == {"max_notes": 20, "max_chars": 6000, "used_notes": 2}

@@ -407,7 +407,20 @@ def test_ranking_from_row_arrays_matches_ranking_from_the_score_mapping(
     from remem.recall.scopes import current_keys, eligible_scopes
 
     rng = random.Random(7)
-    words = "tea coffee cello tomatoes basil porto book club cat miso running piano".split()
+    words = [
+        "tea",
+        "coffee",
+        "cello",
+        "tomatoes",
+        "basil",
+        "porto",
+        "book",
+        "club",
+        "cat",
+        "miso",
+        "running",
+        "piano",
+    ]
     ids = []
     for k in range(60):
         text = " ".join(rng.choice(words) for _ in range(rng.randint(2, 6))) + f" ({k})"

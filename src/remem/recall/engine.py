@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remem.context import RunContext, RunKind
 from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_text
@@ -18,7 +18,7 @@ from remem.recall.rank import Columns, preference_key, rank
 from remem.recall.relevance import relevance, relevance_rows
 from remem.recall.render import note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
-from remem.recall.trace import Trace, group_by_reason
+from remem.recall.trace import Trace, group_by_reason, shared_candidates
 
 if TYPE_CHECKING:
     from remem.agentlog import AgentLog
@@ -227,6 +227,8 @@ class Prepared:
     notes: list[Note]
     valid_until: datetime | None
     columns: Columns | None
+    #: What every trace of this preparation shares (see ``trace.shared_candidates``).
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 def _deadline(notes: Sequence[Note], policy: RecallPolicy) -> datetime | None:
@@ -264,13 +266,15 @@ def prepare(
     current = current_keys(ctx)
     unique, collapsed = collapse(allowed, current)
     unique.sort(key=lambda n: n.id)
+    grouped = group_by_reason(excluded + collapsed)
     prepared = Prepared(
         versions=versions,
         candidates=[n.id for n in candidates],
-        excluded=group_by_reason(excluded + collapsed),
+        excluded=grouped,
         notes=unique,
         valid_until=_deadline(unique, policy),
         columns=Columns(unique, current) if numpy_available() else None,
+        shared=shared_candidates([n.id for n in unique], grouped),
     )
     if len(agent.recall_cache) >= RECALL_CACHE_SIZE:
         agent.recall_cache.pop(next(iter(agent.recall_cache)))
@@ -338,7 +342,8 @@ def run_recall(
         retrieval=mode,
         scopes=[k[0].value + (f":{k[1]}" if k[1] else "") for k in keys],
         selected=[(note.id, score) for note, score in chosen],
-        excluded_by_reason={**prepared.excluded, **over},
+        # Shared with every recall of this preparation; over_note_limit follows from it.
+        excluded_by_reason={k: v for k, v in over.items() if k != "over_note_limit"},
         budget={
             "max_notes": limits.recall_max_notes,
             "max_chars": char_limit,
@@ -347,8 +352,9 @@ def run_recall(
         },
         text_sha256=hashlib.sha256(text.encode()).hexdigest(),
         text_len=len(text),
+        candidates_ref=prepared.shared["ref"],
     )
-    agent.traces.append(record)
+    agent.traces.append(record, prepared.shared)
     return Recall(
         notes=notes,
         text=text,

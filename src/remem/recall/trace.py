@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import orjson
 
 
 def group_by_reason(excluded: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -12,6 +16,43 @@ def group_by_reason(excluded: list[tuple[str, str]]) -> dict[str, list[str]]:
     for note_id, reason in excluded:
         grouped.setdefault(reason, []).append(note_id)
     return grouped
+
+
+#: Resolves a trace's ``candidates_ref`` to the shared candidate set it names.
+Lookup = Callable[[str], "dict[str, Any] | None"]
+
+
+def shared_candidates(notes: list[str], excluded_by_reason: dict[str, list[str]]) -> dict[str, Any]:
+    """The part of a trace that many recalls share (stored once, named by ``ref``): the
+    candidates that passed the filters (``kept``) and those the filters and dedupe
+    excluded, by reason. A recall's record then names only what it chose and what its
+    character budget cut; every other kept note was over the note limit."""
+    body = orjson.dumps([notes, excluded_by_reason])
+    return {
+        "ref": "cs_" + hashlib.sha256(body).hexdigest()[:24],
+        "kept": notes,
+        "excluded_by_reason": excluded_by_reason,
+    }
+
+
+def expand(data: dict[str, Any], lookup: Lookup | None) -> dict[str, Any]:
+    """A stored recall record with its shared candidate set folded back in: the shape
+    of a record that carries everything itself. Without the set (``lookup`` missing or
+    the set no longer stored), the record's own exclusions are all there is."""
+    ref = data.get("candidates_ref")
+    if ref is None or lookup is None:
+        return data
+    shared = lookup(str(ref))
+    if shared is None:
+        return data
+    own: dict[str, list[str]] = data.get("excluded_by_reason", {})
+    placed = {str(i) for i, _ in data.get("selected", [])}
+    placed.update(i for ids in own.values() for i in ids)
+    over = [i for i in shared.get("kept", []) if i not in placed]
+    grouped = {**shared.get("excluded_by_reason", {}), **own}
+    if over:
+        grouped["over_note_limit"] = over
+    return {**data, "excluded_by_reason": grouped}
 
 
 def _excluded(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -86,9 +127,13 @@ class Trace:
         budget: dict[str, int],
         text_sha256: str,
         text_len: int,
+        candidates_ref: str | None = None,
     ) -> dict[str, Any]:
         """The stored form. Candidates are exactly the selected plus the excluded ids, and
-        exclusions are grouped by reason, which keeps a trace of 600 candidates small."""
+        exclusions are grouped by reason, which keeps a trace of 600 candidates small.
+        With ``candidates_ref`` the record names a shared candidate set
+        (:func:`shared_candidates`) and holds only this recall's own exclusions."""
+        extra = {} if candidates_ref is None else {"candidates_ref": candidates_ref}
         return {
             "type": "recall",
             "run_id": run_id,
@@ -106,10 +151,13 @@ class Trace:
             "budget": dict(budget),
             "text_sha256": text_sha256,
             "text_len": text_len,
+            **extra,
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Trace:
+    def from_dict(cls, data: dict[str, Any], lookup: Lookup | None = None) -> Trace:
+        """A stored record; ``lookup`` resolves its shared candidate set, if it has one."""
+        data = expand(data, lookup)
         return cls(
             run_id=data["run_id"],
             agent=data["agent"],

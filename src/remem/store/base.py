@@ -110,8 +110,16 @@ class EventLog(Protocol):
 
 
 class TraceLog(Protocol):
-    def append(self, record: dict[str, Any]) -> None:
-        """Append one trace record (not fsynced per record: traces are derived data)."""
+    def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
+        """Append one trace record (not fsynced per record: traces are derived data).
+
+        ``shared`` (optional) is a part many records have in common, named by its
+        ``"ref"`` key (which ``record`` refers to): it is stored once per file, not
+        with every record, and :meth:`shared` returns it."""
+        ...
+
+    def shared(self, ref: str) -> dict[str, Any] | None:
+        """The shared part stored under ``ref`` (None when it is not in the file)."""
         ...
 
     def find(self, run_id: str) -> list[dict[str, Any]]:

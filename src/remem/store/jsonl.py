@@ -217,22 +217,54 @@ class JsonlTraceLog:
     """
 
     RECENT = 512
+    SHARED_KEPT = 256
 
     def __init__(self, path: Path) -> None:
         self._file: SealedFile[dict[str, Any]] = SealedFile(path, _parse_trace, durable=False)
         self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.RECENT)
+        #: Shared parts by ref (most recent last), and which ones the file open now holds
+        #: (by the file's generation).
+        self._shared: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+        self._written: tuple[int, set[str]] = (-1, set())
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
         line = seal(orjson.dumps(record))
+        ref = None if shared is None else str(shared["ref"])
         try:
             with self._file.locked_blind() as fd:
-                size = os.fstat(fd).st_size
-                if size and os.pread(fd, 1, size - 1) != b"\n":
+                st = os.fstat(fd)
+                if self._file.generation != self._written[0]:
+                    self._written = (self._file.generation, set())
+                if ref is not None and ref not in self._written[1]:
+                    assert shared is not None
+                    line = seal(orjson.dumps({**shared, "type": "shared"})) + line
+                if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                     line = b"\n" + line  # a torn trace stays a line of its own
                 os.write(fd, line)
         except OSError as exc:
             raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
+        if ref is not None and shared is not None:
+            self._written[1].add(ref)
+            self._keep_shared(ref, shared)
         self._recent.append(record)
+
+    def _keep_shared(self, ref: str, shared: dict[str, Any]) -> None:
+        self._shared[ref] = shared
+        self._shared.move_to_end(ref)
+        while len(self._shared) > self.SHARED_KEPT:
+            self._shared.popitem(last=False)
+
+    def shared(self, ref: str) -> dict[str, Any] | None:
+        found = self._shared.get(ref)
+        if found is not None:
+            return found
+        needle = orjson.dumps(ref)
+        for rec in self._file.scan(lambda b: needle in b):
+            if rec.get("type") == "shared" and rec.get("ref") == ref:
+                rec = {k: v for k, v in rec.items() if k != "type"}
+                self._keep_shared(ref, rec)
+                return rec
+        return None
 
     def find(self, run_id: str) -> list[dict[str, Any]]:
         recent = [r for r in self._recent if r.get("run_id") == run_id]
@@ -259,6 +291,7 @@ class JsonlTraceLog:
         with self._file.locked():
             self._file.rewrite([seal(orjson.dumps(r)) for r in records])
             self._recent.clear()
+            self._written = (-1, set())
 
     def close(self) -> None:
         self._file.close()

@@ -64,6 +64,9 @@ class SealedFile(Generic[T]):
         self._failed: str | None = None
         self.repairs: list[TornTail] = []
         self._lock = _LockFile(self.lock_path)
+        #: Counts the files opened at ``path``: a change means "not the file you wrote to"
+        #: (an inode number alone can be reused once the old file is closed).
+        self.generation = 0
         #: Called before a visiting read delivers a whole new file (it was replaced).
         self.on_reset: Callable[[], None] | None = None
 
@@ -111,6 +114,7 @@ class SealedFile(Generic[T]):
             raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
         self._ino = os.fstat(self._fd).st_ino
         self._offset, self._lineno = 0, 0
+        self.generation += 1
 
     def _read_from(self, size: int, visit: Visitor | None = None) -> list[T]:
         assert self._fd is not None
