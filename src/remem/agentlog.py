@@ -2,7 +2,9 @@
 
 Every read first catches up with what other processes appended; every write
 runs under the log's exclusive lock: catch up, validate against the fresh
-state, append durably, then apply to RAM.
+state, append, and apply to RAM while the fsync makes the append durable (other
+processes can read the lines from then on anyway); the write returns only once
+it is durable.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from remem.core.events import Corrected, Event, Remembered
+from remem.core.events import Event
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
@@ -188,25 +190,20 @@ class AgentLog:
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
             events, result = build(self.state)
-            try:
-                appended = txn.append(events, self._prefetch(events)) if events else []
-                for event, pos in zip(appended, txn.positions, strict=True):
-                    self.state.record(event, pos)
-                self._notify(appended, False)
-            finally:
-                if self.vectors is not None:
-                    self.vectors.drop_prefetched()
+            if events:
+                txn.append(events, self._apply)
             return result
 
-    def _prefetch(self, events: Sequence[Event]) -> Callable[[], None] | None:
-        """What to compute while ``events`` become durable: the new texts' vectors."""
-        vectors = self.vectors
-        if vectors is None:
-            return None
-        texts = [e.text for e in events if isinstance(e, Remembered | Corrected) and e.text]
-        if not texts:
-            return None
-        return lambda: vectors.prefetch(texts)
+    def _apply(self, appended: list[Event], positions: list[int]) -> None:
+        """Apply appended events to the projection and its indexes (embedding new text).
+
+        Runs while the append is made durable (the write is acknowledged only after
+        both): once ``os.write`` returned, other processes can read the lines anyway,
+        so this process may as well fold them meanwhile. The writer lock is held.
+        """
+        for event, pos in zip(appended, positions, strict=True):
+            self.state.record(event, pos)
+        self._notify(appended, False)
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""

@@ -401,31 +401,28 @@ def test_rows_stay_small_and_in_id_order() -> None:
 def test_a_write_embeds_its_text_once_while_the_log_syncs(
     vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The new note is folded and embedded during the fsync, in the helper thread, and is
+    in the index when ``remember`` returns."""
+    import os
+    import threading
+
     index = index_of(vmem)
-    prefetched: list[list[str]] = []
-    real_prefetch = index.prefetch
+    syncing = threading.Event()
+    seen: list[tuple[bool, bool]] = []
+    real_fsync, real_embed = os.fsync, embedder.embed
 
-    def spy(texts: list[str]) -> None:
-        prefetched.append(list(texts))
-        real_prefetch(texts)
+    def fsync(fd: int) -> None:
+        syncing.set()
+        real_fsync(fd)
 
-    monkeypatch.setattr(index, "prefetch", spy)
+    def embed(texts: list[str]) -> object:
+        in_helper = threading.current_thread() is not threading.main_thread()
+        seen.append((in_helper, syncing.is_set()))
+        return real_embed(texts)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(embedder, "embed", embed)
     embedder.reset()
     note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
-    assert prefetched == [["Alice keeps bees in the garden."]]
-    assert embedder.texts == ["Alice keeps bees in the garden."]  # once, not again after
-    assert note.id in index
-    assert index._ready == {}  # nothing of the text outlives its write
-
-
-def test_a_failed_prefetch_leaves_the_embedding_to_the_write(
-    vmem: Memory, embedder: HashEmbedder
-) -> None:
-    index = index_of(vmem)
-    embedder.fail = True
-    note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
-    assert note.id not in index  # pending: the embedder is down
-    embedder.fail = False
-    index._retry_at = 0.0
-    vmem.remember(dm_alice(), "Alice sings in a choir.")
+    assert seen == [(True, True)]  # once, in the helper, with the fsync under way
     assert note.id in index

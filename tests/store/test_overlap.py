@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from remem.core.events import Event
 from remem.errors import StoreError
 from remem.store import overlap
 from remem.store.jsonl import JsonlEventLog
@@ -64,13 +65,13 @@ def test_an_fsync_failure_is_raised_after_the_work_finished(
     assert done.is_set()
 
 
-def test_a_failing_work_is_raised_to_the_caller(fd: int) -> None:
+def test_a_failing_work_is_handed_back_not_raised_as_the_fsyncs(fd: int) -> None:
     def work() -> None:
-        raise ValueError("derived work failed")
+        raise OSError(errno.ENOSPC, "derived work failed")
 
-    with pytest.raises(ValueError, match="derived work failed"):
-        overlap.fsync_during(fd, work)
-    overlap.fsync_during(fd, lambda: None)  # the helper survived and is reused
+    outcome = overlap.fsync_during(fd, work)  # the fsync itself succeeded
+    assert isinstance(outcome, OSError) and "derived work failed" in str(outcome)
+    assert overlap.fsync_during(fd, lambda: None) is None  # the helper survived
 
 
 def test_concurrent_callers_each_get_their_own_result(tmp_path: Path) -> None:
@@ -127,17 +128,67 @@ def test_a_failed_fsync_during_overlapped_work_stops_the_log(
     log = JsonlEventLog(tmp_path / "memory.jsonl")
     with log.transaction() as txn:
         txn.append([remembered("First, durable.")])
-    ran: list[bool] = []
+    ran: list[list[str]] = []
 
     def fail(target: int) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
+    def work(events: list[Event], positions: list[int]) -> None:
+        ran.append([e.eid for e in events])
+
+    second = remembered("Second, not durable.")
     monkeypatch.setattr(os, "fsync", fail)
     stopped = "no more writes until reopened"
     with pytest.raises(StoreError, match=stopped), log.transaction() as txn:
-        txn.append([remembered("Second, not durable.")], lambda: ran.append(True))
-    assert ran == [True]
+        txn.append([second], work)
+    assert ran == [[second.eid]]  # applied while the fsync ran, as the file shows it
     monkeypatch.undo()
     with pytest.raises(StoreError, match="refuses writes"), log.transaction() as txn:
-        txn.append([remembered("Third.")], lambda: ran.append(True))
-    assert ran == [True]  # refused before anything ran
+        txn.append([remembered("Third.")], work)
+    assert ran == [[second.eid]]  # refused before anything ran
+
+
+def test_a_failing_work_is_raised_after_the_write_is_durable(tmp_path: Path) -> None:
+    log = JsonlEventLog(tmp_path / "memory.jsonl")
+    event = remembered("Durable, though folding it failed.")
+
+    def work(events: list[Event], positions: list[int]) -> None:
+        raise RuntimeError("folding failed")
+
+    with pytest.raises(RuntimeError, match="folding failed"), log.transaction() as txn:
+        txn.append([event], work)
+    with log.transaction() as txn:  # the log still takes writes: the fsync succeeded
+        assert txn.append([event]) == []  # and knows the event: no duplicate
+    assert [e.eid for e in JsonlEventLog(tmp_path / "memory.jsonl").read_new().events] == [
+        event.eid
+    ]
+
+
+def test_memory_after_a_failed_fsync_shows_what_the_file_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from remem import Memory, RunContext
+
+    ctx = RunContext.dm(agent="a", channel="dm:1", user="u1")
+    with Memory.open(tmp_path) as mem:
+        kept = mem.remember(ctx, "Written before the disk failed.")
+
+        def fail(target: int) -> None:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        monkeypatch.setattr(os, "fsync", fail)
+        with pytest.raises(StoreError, match="may not be durable"):
+            mem.remember(ctx, "Written while the disk failed.")
+        monkeypatch.undo()
+        texts = sorted(n.text for n in mem.list(ctx))
+        assert texts == ["Written before the disk failed.", "Written while the disk failed."]
+        with pytest.raises(StoreError, match="reopen"):
+            mem.remember(ctx, "Refused until reopened.")
+    with Memory.open(tmp_path) as again:  # reopened: the file decides, each note once
+        notes = again.list(ctx)
+        assert sorted(n.text for n in notes) == [
+            "Written before the disk failed.",
+            "Written while the disk failed.",
+        ]
+        assert kept.id in {n.id for n in notes}
+        again.remember(ctx, "Writes again after reopening.")

@@ -42,13 +42,18 @@ class LogTransaction(Protocol):
     positions: list[int]
 
     def append(
-        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+        self,
+        events: Sequence[Event],
+        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
     ) -> list[Event]:
         """Durably append the events not already in the log; returns those appended.
 
-        ``meanwhile``, if given, is called once while the append is becoming durable
-        (or before or after it, where a backend cannot overlap them); it computes
-        derived data only and must not depend on the append's outcome."""
+        ``meanwhile``, if given, is called exactly once, with the events appended and
+        their positions, after they are written and before this returns, while the
+        write is being made durable where the backend can overlap the two; it may run
+        in another thread (the caller's locks are held for it) and must not write to
+        the log. What it raises is raised here once the write is durable. If nothing
+        was new, it is not called."""
         ...
 
     def rewrite(self, events: Sequence[Event]) -> None:

@@ -49,7 +49,9 @@ class _Txn:
         self.positions: list[int] = []
 
     def append(
-        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+        self,
+        events: Sequence[Event],
+        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
     ) -> list[Event]:
         appended, self.positions = self._log._append(events, meanwhile)
         return appended
@@ -172,7 +174,9 @@ class JsonlEventLog:
             yield _Txn(self, Batch([], reset))
 
     def _append(
-        self, events: Sequence[Event], meanwhile: Callable[[], None] | None = None
+        self,
+        events: Sequence[Event],
+        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
     ) -> tuple[list[Event], list[int]]:
         todo = []
         seen: set[str] = set()
@@ -182,9 +186,15 @@ class JsonlEventLog:
                 todo.append(ev)
         positions: list[int] = []
         if todo:
-            positions = self._file.append([encode(ev) for ev in todo], meanwhile)
-            for ev in todo:
-                self._remember_eids(ev)
+            lines = [encode(ev) for ev in todo]
+            work = None if meanwhile is None else (lambda at: meanwhile(todo, at))
+            start = self._file.end
+            try:
+                positions = self._file.append(lines, work)
+            finally:
+                if self._file.end > start:  # written, even if its fsync then failed
+                    for ev in todo:
+                        self._remember_eids(ev)
         return todo, positions
 
     def _rewrite(self, events: Sequence[Event]) -> list[int]:

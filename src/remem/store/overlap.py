@@ -57,10 +57,11 @@ def _forget_helpers() -> None:
 os.register_at_fork(after_in_child=_forget_helpers)
 
 
-def fsync_during(fd: int, work: Callable[[], None]) -> None:
+def fsync_during(fd: int, work: Callable[[], None]) -> BaseException | None:
     """``os.fsync(fd)`` while ``work()`` runs in a helper thread; returns when both are done.
 
-    Raises the fsync's ``OSError`` if it failed, else whatever ``work`` raised.
+    Raises the fsync's ``OSError`` if it failed. Returns what ``work`` raised (None if
+    it finished), so that a caller never mistakes the work's error for the fsync's.
     ``work`` must not need anything the calling thread holds besides the GIL.
     """
     with _parked_lock:
@@ -71,8 +72,7 @@ def fsync_during(fd: int, work: Callable[[], None]) -> None:
     try:
         os.fsync(fd)
     finally:
-        failure = helper.results.get()
+        outcome = helper.results.get()
         with _parked_lock:
             _parked.append(helper)
-    if failure is not None:
-        raise failure
+    return outcome

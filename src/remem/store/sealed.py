@@ -352,27 +352,43 @@ class SealedFile(Generic[T]):
             return aside
         raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
 
-    def append(self, lines: list[bytes], meanwhile: Callable[[], None] | None = None) -> list[int]:
+    def append(
+        self, lines: list[bytes], meanwhile: Callable[[list[int]], None] | None = None
+    ) -> list[int]:
         """Append sealed lines (call inside :meth:`locked`); durable before returning.
 
-        Returns the byte offset at which each line starts. ``meanwhile`` (optional)
-        runs while the fsync waits for the disk (:mod:`remem.store.overlap`).
+        Returns the byte offset at which each line starts. ``meanwhile`` (optional) is
+        called with those offsets once the lines are written, while the fsync waits for
+        the disk (:mod:`remem.store.overlap`); what it raises is raised after the fsync.
         """
         self._check_writable()
         data = b"".join(lines)
         offsets = _offsets(self._offset, lines)
         fd = self._writer()
+        failure: BaseException | None = None
         try:
-            self._write_all(fd, data)
+            self._write_all(fd, data)  # on failure: cut back, nothing counts as written
+            # Written: the lines are this handle's now, durable or not (a failed fsync below
+            # does not make them unwritten; other readers already see them).
+            self._offset += len(data)
+            self._size = self._offset
+            self._lineno += len(lines)
             if self._durable:
-                self._fsync(fd, meanwhile)
+                work = None if meanwhile is None else (lambda: meanwhile(offsets))
+                failure = self._fsync(fd, work)
+            elif meanwhile is not None:
+                meanwhile(offsets)
         finally:
             if fd != self._fd:
                 os.close(fd)
-        self._offset += len(data)
-        self._size = self._offset
-        self._lineno += len(lines)
+        if failure is not None:
+            raise failure
         return offsets
+
+    @property
+    def end(self) -> int:
+        """Byte offset up to which this handle has read or written the file."""
+        return self._offset
 
     def _writer(self) -> int:
         """A descriptor appending to the current file (under the lock, after ``read_new``)."""
@@ -409,12 +425,13 @@ class SealedFile(Generic[T]):
                 os.ftruncate(fd, self._offset)
             raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
 
-    def _fsync(self, fd: int, meanwhile: Callable[[], None] | None) -> None:
+    def _fsync(self, fd: int, meanwhile: Callable[[], None] | None) -> BaseException | None:
+        """fsync ``fd`` (while ``meanwhile`` runs); returns what ``meanwhile`` raised."""
         try:
             if meanwhile is None:
                 os.fsync(fd)
-            else:
-                fsync_during(fd, meanwhile)
+                return None
+            return fsync_during(fd, meanwhile)
         except OSError as exc:
             self._failed = exc.strerror or errno.errorcode.get(exc.errno or 0, "EIO")
             raise StoreError(
