@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remem.core.events import Erased, Event, NoteEvent
 from remem.core.ids import new_id
 from remem.core.model import Note, Status
 from remem.core.projection import State
+
+if TYPE_CHECKING:
+    from remem.context import RunContext
+    from remem.service import Memory
 
 DEAD = frozenset({Status.FORGOTTEN, Status.REJECTED, Status.EXPIRED})
 
@@ -72,3 +76,31 @@ def compact_events(
             )
         )
     return kept
+
+
+def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
+    """``Memory.compact``: rewrite the log without dead notes' content, then scrub the
+    derived files that may hold it (owner only)."""
+    from remem.core.model import Scope
+    from remem.policy.authz import Action, Target
+
+    agent = mem._agent(ctx)
+    mem._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
+    counts: dict[str, Any] = {}
+
+    def build(state: State, events: list[Event]) -> list[Event]:
+        now = mem.clock()
+        dead = dead_notes(state, lambda note: mem.status_of(ctx, note, now))
+        kept = compact_events(events, dead, mem._envelope(ctx))
+        counts.update(erased=sorted(dead), before=len(events), after=len(kept))
+        return kept
+
+    agent.rewrite(build)
+    removed = mem.backend.scrub(ctx.agent)
+    return CompactionReport(
+        agent=ctx.agent,
+        notes_erased=counts["erased"],
+        events_before=counts["before"],
+        events_after=counts["after"],
+        files_removed=removed,
+    )

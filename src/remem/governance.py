@@ -23,6 +23,7 @@ from remem.policy.guard import find_sensitive
 from remem.policy.layers import channel_settings, inferred_rank
 
 if TYPE_CHECKING:
+    from remem.recall.engine import RecallPolicy
     from remem.service import Memory
     from remem.writes import RememberPlan
 
@@ -309,3 +310,27 @@ def review(mem: Memory, ctx: RunContext, note_id: str, *, approve: bool) -> Note
     if approve and LEARNED_RULE_TAG in note.tags and note.status is Status.ACTIVE:
         append_learned_rule(mem, ctx, note.text)
     return note
+
+
+def recall_policy(mem: Memory, ctx: RunContext, state: State) -> RecallPolicy:
+    """What the policy layers decide for ``ctx``'s recall, cached per state and limits."""
+    from remem.recall.engine import RecallPolicy
+
+    channel_limits = mem.limits(ctx, ctx.channel)
+    agent_limits = mem.limits(ctx)
+    key = (state.serial, state.preferences_version, channel_limits, agent_limits)
+    cache = mem._recall_policies
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    prefs = state.preferences.items()
+    policy = RecallPolicy(
+        limits=channel_limits,
+        cross_channel_users=frozenset(u for u, p in prefs if p.get("cross_channel") is True),
+        cross_channel_refused=frozenset(u for u, p in prefs if p.get("cross_channel") is False),
+        retention_days_agent=agent_limits.retention_days,
+    )
+    if len(cache) > 1024:
+        cache.clear()
+    cache[key] = policy
+    return policy

@@ -471,28 +471,9 @@ class Memory:
 
     def compact(self, ctx: RunContext) -> CompactionReport:
         """Physically remove forgotten, rejected and expired notes' content (owner only)."""
-        from remem.compaction import CompactionReport, compact_events, dead_notes
+        from remem.compaction import compact
 
-        agent = self._agent(ctx)
-        self._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
-        counts: dict[str, Any] = {}
-
-        def build(state: State, events: builtins.list[Event]) -> builtins.list[Event]:
-            now = self.clock()
-            dead = dead_notes(state, lambda note: self.status_of(ctx, note, now))
-            kept = compact_events(events, dead, self._envelope(ctx))
-            counts.update(erased=sorted(dead), before=len(events), after=len(kept))
-            return kept
-
-        agent.rewrite(build)
-        removed = self.backend.scrub(ctx.agent)
-        return CompactionReport(
-            agent=ctx.agent,
-            notes_erased=counts["erased"],
-            events_before=counts["before"],
-            events_after=counts["after"],
-            files_removed=removed,
-        )
+        return compact(self, ctx)
 
     # -- recall ------------------------------------------------------------------------
 
@@ -520,7 +501,7 @@ class Memory:
             state,
             ctx,
             query,
-            policy=self._recall_policy(ctx, state),
+            policy=governance.recall_policy(self, ctx, state),
             now=self.clock(),
             max_chars=max_chars,
             tag=tag,
@@ -581,32 +562,6 @@ class Memory:
             for tag in note.tags:
                 counts[tag] = counts.get(tag, 0) + 1
         return dict(sorted(counts.items()))
-
-    def _recall_policy(self, ctx: RunContext, state: State) -> RecallPolicy:
-        from remem.recall.engine import RecallPolicy
-
-        channel_limits = self.limits(ctx, ctx.channel)
-        agent_limits = self.limits(ctx)
-        key = (state.serial, state.preferences_version, channel_limits, agent_limits)
-        cached = self._recall_policies.get(key)
-        if cached is not None:
-            return cached
-        cross = frozenset(
-            user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is True
-        )
-        refused = frozenset(
-            user for user, prefs in state.preferences.items() if prefs.get("cross_channel") is False
-        )
-        policy = RecallPolicy(
-            limits=channel_limits,
-            cross_channel_users=cross,
-            cross_channel_refused=refused,
-            retention_days_agent=agent_limits.retention_days,
-        )
-        if len(self._recall_policies) > 1024:
-            self._recall_policies.clear()
-        self._recall_policies[key] = policy
-        return policy
 
     # -- rules ---------------------------------------------------------------------------
 
@@ -689,45 +644,6 @@ class Memory:
         from remem.formation.actions import consolidate
 
         return consolidate(self, ctx, dry_run=dry_run)
-
-    def _remember_as(
-        self,
-        ctx: RunContext,
-        text: str,
-        *,
-        scope: Scope,
-        kind: Kind,
-        basis: Basis,
-        subject: str | None,
-        tags: Iterable[str],
-        said_at: datetime | str | None,
-        message_id: str | None,
-        author: str | None,
-        status: Status | None,
-    ) -> Note:
-        """``remember`` for formation: records who said it (``author``) and may quarantine."""
-        from dataclasses import replace
-
-        from remem.writes import plan_remember
-
-        agent = self._agent(ctx)
-        plan = plan_remember(
-            self,
-            ctx,
-            text,
-            scope=scope,
-            scope_id=None,
-            kind=kind,
-            basis=basis,
-            subject=subject,
-            tags=tags,
-            pinned=False,
-            expires_at=None,
-            source=message_id,
-            said_at=said_at,
-        )
-        plan = replace(plan, source=replace(plan.source, author_id=author), status=status)
-        return agent.state.notes[agent.write(lambda state: plan.build(self, ctx, state))]
 
     # -- conversation ----------------------------------------------------------------
 

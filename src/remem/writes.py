@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
-from remem.core.model import LIVE_STATUSES, Basis, Kind, Scope, Source, Status, parse_enum
+from remem.core.model import LIVE_STATUSES, Basis, Kind, Note, Scope, Source, Status, parse_enum
 from remem.core.projection import State
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.revise import subject_rule
@@ -229,3 +229,40 @@ def check_write_policy(text: str, kind: Kind, limits: Limits) -> None:
 
 
 __all__ = ["RememberPlan", "check_write_policy", "default_kind", "default_scope", "plan_remember"]
+
+
+def remember_as(
+    mem: Memory,
+    ctx: RunContext,
+    text: str,
+    *,
+    scope: Scope,
+    kind: Kind,
+    basis: Basis,
+    subject: str | None,
+    tags: Iterable[str],
+    said_at: datetime | str | None,
+    message_id: str | None,
+    author: str | None,
+    status: Status | None,
+) -> Note:
+    """``remember`` for formation: records who said it (``author``) and may quarantine
+    (``status``, e.g. ``unverified``)."""
+    agent = mem._agent(ctx)
+    plan = plan_remember(
+        mem,
+        ctx,
+        text,
+        scope=scope,
+        scope_id=None,
+        kind=kind,
+        basis=basis,
+        subject=subject,
+        tags=tags,
+        pinned=False,
+        expires_at=None,
+        source=message_id,
+        said_at=said_at,
+    )
+    plan = replace(plan, source=replace(plan.source, author_id=author), status=status)
+    return agent.state.notes[agent.write(lambda state: plan.build(mem, ctx, state))]

@@ -38,6 +38,7 @@ from remem.core.model import Basis, Kind, Note, Scope, Status, normalize_text, p
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.classify import Category, Classification, Classifier, Item
 from remem.formation.rules import is_operational_content
+from remem.writes import remember_as
 
 if TYPE_CHECKING:
     from remem.service import Memory
@@ -299,7 +300,8 @@ class Learner:
             return None
         writer = self.ctx if quarantine else _speaker_ctx(self.ctx, author, role)
         try:
-            note = self.mem._remember_as(
+            note = remember_as(
+                self.mem,
                 writer,
                 item.statement,
                 scope=scope,
@@ -365,7 +367,8 @@ class Learner:
             report.drop(item, speaker, "shared_thread_summary", None)
             return
         try:
-            note = self.mem._remember_as(
+            note = remember_as(
+                self.mem,
                 self.ctx,
                 summary.strip(),
                 scope=Scope.USER,
