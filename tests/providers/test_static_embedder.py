@@ -57,18 +57,66 @@ def test_fake_embedder_satisfies_the_protocol() -> None:
     assert isinstance(HashEmbedder(), Embedder)
 
 
-def test_the_fast_encoder_gives_the_plain_encoders_ids() -> None:
+def test_token_ids_match_the_tokenizer_on_any_text() -> None:
+    """Ids are assembled from cached words where the tokenizer allows it (single spaces);
+    whatever the text, they must be exactly the tokenizer's, alone or in a batch."""
+    import random
+
     emb = load_static()
     tok = emb._tokenizer  # type: ignore[attr-defined]
-    texts = [
-        "Caroline went to a support group.",
-        "  double  spaces and a trailing one ",
-        "émoji 🎉, tabs\tand\nnewlines",
-        "日本語のテキスト",
+    assert emb._words is not None  # type: ignore[attr-defined]  # the word path is in use
+    rng = random.Random(11)
+    pieces = [
+        "the",
+        "a",
+        "Caroline",
+        "went",
+        "support",
+        "group.",
+        "🎉",
+        "café",
+        "naïve",
+        "—",
+        "“quoted”",
+        "‘single’",
+        "(paren)",
+        'quo"te',
+        "new\nline",
+        "tab\there",
+        "日本語",
+        "İstanbul",
+        "ß",
+        "ﬁ",
+        "Ⅻ",
+        "\u200bzw",
+        "\u00a0nbsp",
+        "https://example.org/a?b=c#d",
+        "v1.2.3",
+        "0xDEADBEEF",
+        "3.14159",
+        "snake_case",
+        "kebab-case",
+        "ALLCAPS",
+        "x",
+        "sk-proj?",
+        "a▁b",
         "",
-        "sk-proj? no: v1.2.3 at https://example.org/a?b=c#d",
+        " ",
     ]
-    ours = emb._token_ids(texts)  # type: ignore[attr-defined]
+    texts = [
+        "",
+        " ",
+        "  double  spaces ",
+        " leading",
+        "trailing ",
+        "a  b",
+        "Caroline went to a support group.",
+    ]
+    for _ in range(2000):
+        texts.append(" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))))
     plain = [tok.encode(t, add_special_tokens=False).ids for t in texts]
-    assert ours == plain
-    assert [emb._token_ids([t])[0] for t in texts] == plain  # type: ignore[attr-defined]
+    assert emb._token_ids(texts) == plain  # type: ignore[attr-defined]
+    assert [emb._token_ids([t])[0] for t in texts[:300]] == plain[:300]  # type: ignore[attr-defined]
+    batch = tok.encode_batch_fast(texts[:50], add_special_tokens=False)
+    fast = [e.ids[: sum(e.attention_mask)] for e in batch]
+    assert emb._encode(texts[:50]) == fast == plain[:50]  # type: ignore[attr-defined]
