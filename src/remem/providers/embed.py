@@ -201,14 +201,17 @@ class StaticEmbedder:
         """One text (a query): the batch arithmetic, with less numpy overhead."""
         import numpy as np
 
-        out = np.zeros((1, self._dim), dtype=np.float32)
-        ids = np.asarray(self._token_ids([text])[0], np.int64)
-        if len(ids):
-            np.clip(ids, 0, self._matrix.shape[0] - 1, out=ids)
-            sums = np.add.reduceat(self._matrix.take(ids, axis=0), _FIRST, axis=0)
-            norm = np.sqrt(np.einsum("ij,ij->i", sums, sums))
-            if norm[0] > 0:
-                out[0] = sums[0] / norm[0]
+        found = self._token_ids([text])[0]
+        if not found:
+            return np.zeros((1, self._dim), dtype=np.float32)
+        ids = np.array(found, dtype=np.int64)
+        if max(found) >= len(self._matrix) or min(found) < 0:
+            np.clip(ids, 0, len(self._matrix) - 1, out=ids)
+        sums = np.add.reduceat(self._matrix.take(ids, axis=0), _FIRST, axis=0)
+        norm = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+        if not norm[0] > 0:
+            return np.zeros((1, self._dim), dtype=np.float32)
+        out: Vectors = sums / norm[:, None]  # the batch path's division, element for element
         return out
 
 

@@ -71,7 +71,14 @@ def fingerprint(text: str) -> int:
 
 
 def quantize(vectors: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
-    """Rows → (int8 rows, scale per row) with ``row ≈ q * scale``; zero rows get scale 0."""
+    """Rows → (int8 rows, scale per row) with ``row ≈ q * scale``; zero rows get scale 0.
+
+    One row (a write) takes a shorter path with the same float32 arithmetic."""
+    if len(vectors) == 1:
+        one = np.float32(np.abs(vectors[0]).max()) / np.float32(127.0)
+        divisor = one if one > 0 else np.float32(1.0)
+        row = np.rint(vectors / divisor).clip(-127, 127).astype(np.int8)
+        return row, np.array([one], dtype=np.float32)
     peak = np.abs(vectors).max(axis=1) if len(vectors) else np.zeros(0, np.float32)
     scale = (peak / np.float32(127.0)).astype(np.float32)
     safe = np.where(scale > 0, scale, np.float32(1.0))
