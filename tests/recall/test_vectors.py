@@ -426,3 +426,15 @@ def test_a_write_embeds_its_text_once_while_the_log_syncs(
     note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
     assert seen == [(True, True)]  # once, in the helper, with the fsync under way
     assert note.id in index
+
+
+def test_quantizing_one_row_matches_quantizing_it_in_a_batch() -> None:
+    rng = np.random.default_rng(3)
+    rows = rng.standard_normal((300, 64)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    rows[7] = 0.0  # a zero row gets scale 0 either way
+    q, scale = quantize(rows)
+    for i in range(len(rows)):
+        one_q, one_scale = quantize(rows[i : i + 1])
+        np.testing.assert_array_equal(one_q[0], q[i])
+        assert one_scale.dtype == scale.dtype and one_scale[0] == scale[i]
