@@ -187,6 +187,8 @@ class AgentLog:
         ``build`` may raise to abort (nothing is written). It returns the events
         to append and a result computed from them.
         """
+        if not self._opened:
+            self.sync()  # the first read of this agent: from the catalog cache if it can
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
             events, result = build(self.state)

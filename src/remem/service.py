@@ -255,22 +255,29 @@ class Memory:
         from remem.writes import plan_remember  # local: writes imports this module
 
         agent = self._agent(ctx)
-        request = plan_remember(
-            self,
-            ctx,
-            text,
-            scope=scope,
-            scope_id=scope_id,
-            kind=kind,
-            basis=basis,
-            subject=subject,
-            tags=tags,
-            pinned=pinned,
-            expires_at=expires_at,
-            source=source,
-            said_at=said_at,
-        )
-        note_id = agent.write(lambda state: request.build(self, ctx, state))
+
+        def build(state: State) -> tuple[builtins.list[Event], str]:
+            # Checked under the writer lock, against the state as it is now: a steward
+            # removed or a policy changed by another process a moment ago counts.
+            request = plan_remember(
+                self,
+                ctx,
+                text,
+                scope=scope,
+                scope_id=scope_id,
+                kind=kind,
+                basis=basis,
+                subject=subject,
+                tags=tags,
+                pinned=pinned,
+                expires_at=expires_at,
+                source=source,
+                said_at=said_at,
+                state=state,
+            )
+            return request.build(self, ctx, state)
+
+        note_id = agent.write(build)
         return agent.state.notes[note_id]
 
     def _change(

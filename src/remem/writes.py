@@ -172,8 +172,12 @@ def plan_remember(
     expires_at: datetime | str | None,
     source: Source | dict[str, Any] | str | None,
     said_at: datetime | str | None,
+    state: State | None = None,
 ) -> RememberPlan:
-    """Resolve and check a remember request; raises before anything is written."""
+    """Resolve and check a remember request; raises before anything is written.
+
+    ``state``: the state to check against (under the writer lock); by default the
+    agent's, caught up now."""
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
     text = " ".join(text.split())
@@ -183,7 +187,8 @@ def plan_remember(
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
     resolved_id = mem._resolve_scope_id(ctx, parsed_scope, scope_id)
-    state = mem._state(ctx)
+    if state is None:
+        state = mem._state(ctx)
     mem._require(ctx, state, Action.CREATE, Target(parsed_scope, resolved_id, ctx.actor))
     if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
         raise Denied(
