@@ -72,6 +72,25 @@ def test_a_big_scan_writes_the_cache_and_a_reopen_uses_it(
     assert ids
 
 
+def test_a_first_write_after_opening_also_resumes_from_the_cache(
+    tmp_path: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    populate(tmp_path, 0, 12)
+    expected = snapshot_of(tmp_path)  # writes the cache
+    scanned: list[int] = []
+    observe = State.observe
+
+    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
+        scanned.append(pos)
+        return observe(self, data, pos)
+
+    monkeypatch.setattr(State, "observe", counting)
+    with Memory.open(tmp_path) as mem:
+        note = mem.remember(dm("u:new"), "Written first thing after opening.")
+    assert scanned == []  # the write opened the agent from the cache, not by a scan
+    assert snapshot_of(tmp_path) == sorted([*expected, (note.id, "active", note.text)])
+
+
 def test_a_stale_cache_is_caught_up_from_the_log(tmp_path: Path, small_threshold: None) -> None:
     populate(tmp_path, 0, 6)
     snapshot_of(tmp_path)
