@@ -690,6 +690,11 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
 
 _RULES = _PROVIDER_RULES + _GENERIC_RULES
 _TRIGGERS = tuple(re.compile(rule.trigger) for rule in _RULES)
+# A rule's needles as one pattern: one search instead of a substring test per needle.
+_NEEDLES = tuple(
+    re.compile("|".join(re.escape(n) for n in rule.needles)) if rule.needles else None
+    for rule in _RULES
+)
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16}")
 
 
@@ -701,10 +706,10 @@ def scan_secret(text: str) -> tuple[str, str] | None:
     """
     lower = text.lower()
     long_run = _LONG_RUN.search(text) is not None
-    for rule, trigger in zip(_RULES, _TRIGGERS, strict=True):
+    for rule, trigger, needles in zip(_RULES, _TRIGGERS, _NEEDLES, strict=True):
         if rule.long_run and not long_run:
             continue
-        if rule.needles and not any(needle in lower for needle in rule.needles):
+        if needles is not None and needles.search(lower) is None:
             continue
         if trigger.search(text) is not None and rule.confirm(text):
             return rule.detector, rule.what
