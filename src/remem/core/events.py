@@ -216,17 +216,30 @@ def _layout(cls: type[Event]) -> tuple[tuple[str, str, bool], ...]:
     return layout
 
 
+#: Conversions by exact type (a lookup per field instead of a chain of isinstance checks);
+#: the common plain types are stored as they are, anything else (a subclass of datetime
+#: from a test clock, say) takes :func:`_encode_value`.
+_CONVERT: dict[type, Any] = {datetime: format_ts, Source: Source.to_dict, tuple: list}
+_PLAIN = frozenset({str, int, float, bool, list, dict, Scope, Kind, Basis, Status})
+
+
 def to_dict(event: Event) -> dict[str, Any]:
     """The JSON-ready form of an event (without ``crc``)."""
     out: dict[str, Any] = {"op": event.op, "v": SCHEMA_VERSION}
     layout = _LAYOUTS.get(type(event)) or _layout(type(event))
+    convert = _CONVERT.get
     for name, stored, keep_none in layout:
         value = getattr(event, name)
         if value is None:
             if keep_none:
                 out[stored] = None
             continue
-        out[stored] = _encode_value(value)
+        cls = value.__class__
+        how = convert(cls)
+        if how is not None:
+            out[stored] = how(value)
+        else:
+            out[stored] = value if cls in _PLAIN else _encode_value(value)
     return out
 
 
