@@ -136,6 +136,7 @@ def test_compaction_removes_the_vector_from_disk(
 ) -> None:
     ids = seed(vmem, clock)
     path = cache_file(data_dir)
+    index_of(vmem).close()  # cache records are written in batches: write them now
     assert ids[2].encode() in path.read_bytes()
     vmem.forget(dm_alice(), ids[2])
     report = vmem.compact(owner())
@@ -143,8 +144,37 @@ def test_compaction_removes_the_vector_from_disk(
     assert not path.exists() or ids[2].encode() not in path.read_bytes()
     # The next change writes the cache again, from memory, without the erased note.
     vmem.remember(dm_alice(), "Alice bought a new bicycle.")
+    index_of(vmem).close()
     data = path.read_bytes()
     assert ids[2].encode() not in data and ids[0].encode() in data
+
+
+def test_queued_cache_records_of_an_erased_note_never_reach_the_disk(
+    vmem: Memory, clock: Clock, data_dir: Path
+) -> None:
+    ids = seed(vmem, clock)
+    index_of(vmem).close()
+    secret = vmem.remember(dm_alice(), "Alice's locker code is in her notebook.")
+    vmem.forget(dm_alice(), secret.id)  # its put and drop are still queued
+    vmem.compact(owner())
+    vmem.remember(dm_alice(), "Alice bought a new bicycle.")
+    vmem.close()
+    data = cache_file(data_dir).read_bytes()
+    assert secret.id.encode() not in data and ids[0].encode() in data
+
+
+def test_cache_records_are_written_in_batches_and_on_close(
+    vmem: Memory, clock: Clock, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors_mod, "FLUSH_SECONDS", 3600.0)
+    first = vmem.remember(dm_alice(), "Alice grows tomatoes.")
+    index_of(vmem).close()
+    size = cache_file(data_dir).stat().st_size
+    more = [vmem.remember(dm_alice(), f"Alice fact number {i}.") for i in range(5)]
+    assert cache_file(data_dir).stat().st_size == size  # queued, not written yet
+    vmem.close()
+    data = cache_file(data_dir).read_bytes()
+    assert all(n.id.encode() in data for n in [first, *more])
 
 
 # -- the cache file ---------------------------------------------------------------------------
@@ -295,6 +325,7 @@ def test_compaction_keeps_the_vectors_of_scopes_not_loaded(
         again.forget(dm_alice(), gone.id)
         again.compact(owner())
         again.remember(dm_alice(), "Alice bought a new bicycle.")  # writes the cache again
+        index_of(again).close()  # (in batches: now)
         data = cache_file(data_dir).read_bytes()
         assert gone.id.encode() not in data
         assert all(i.encode() in data for i in bob)  # never loaded here, still cached

@@ -52,6 +52,9 @@ CacheTable = tuple[
 ]
 
 _ID_BYTES = 40
+#: Vector-cache records are written once this many are queued, or this much later.
+FLUSH_RECORDS = 64
+FLUSH_SECONDS = 1.0
 #: Notes embedded per call when many need vectors (a rebuild): bounds the memory it takes.
 EMBED_CHUNK = 1024
 #: After an embedding failure, notes waiting for a vector are retried this much later.
@@ -240,8 +243,10 @@ class VectorIndex:
     # -- upkeep ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release open files (the index stays usable: they reopen when needed)."""
+        """Write queued cache records and release open files (the index stays usable)."""
         if self.file is not None:
+            with self._lock:
+                self.file.flush(self._all_records)
             self.file.close()
 
     def update(self, state: State, events: Iterable[Event]) -> None:
@@ -283,6 +288,8 @@ class VectorIndex:
         Then ``events`` (what the new state folded) are applied as in :meth:`update`.
         """
         with self._lock:
+            if self.file is not None:
+                self.file.discard_queue()  # it may hold rows of notes the new log erased
             first = self._load_once(state)
             if not first and self._restash(state) and self.file is not None:
                 self.file.snapshot(self._all_records())
@@ -465,7 +472,9 @@ class VectorFile:
         | scale f32 | vector int8[dim]
 
     The CRC covers the record after itself. A torn tail (a partial record) is
-    ignored. Appends are single ``write`` calls without fsync: this is a cache.
+    ignored. Appends are queued and written in batches (``FLUSH_RECORDS`` records
+    or ``FLUSH_SECONDS`` later, and on close), one ``write`` each, without fsync:
+    this is a cache, checked against the log when it is read.
     """
 
     MAGIC = b"REMEMVEC"
@@ -492,6 +501,9 @@ class VectorFile:
         self._ino: int | None = None
         #: Descriptor appends go to, and the inode it was opened on.
         self._appender: tuple[int, int] | None = None
+        #: Records appended but not written yet, and since when.
+        self._queue: list[bytes] = []
+        self._queued_at = 0.0
 
     def record(self, note_id: str, fp: int, scale: float, vector: bytes | None) -> bytes:
         raw = note_id.encode("utf-8")
@@ -575,6 +587,7 @@ class VectorFile:
 
     def snapshot(self, records: Sequence[bytes]) -> None:
         """Atomically replace the file with ``records`` (the current rows)."""
+        self._queue = []  # the rows written now include what was queued
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -589,10 +602,28 @@ class VectorFile:
             tmp.unlink(missing_ok=True)
 
     def append(self, records: Sequence[bytes], everything: Any) -> None:
-        """Append ``records``; if the file went away (compaction), write all rows instead.
+        """Queue ``records`` for the file; written in batches (see :meth:`flush`).
 
-        ``everything`` is a callable returning every current row's record.
+        ``everything`` is a callable returning every current row's record (written
+        instead when the file went away, e.g. after compaction). A batch not yet
+        written when the process dies costs only re-embedding those notes on the
+        next open: the cache is checked against the log, never trusted.
         """
+        if not self._queue:
+            self._queued_at = time.monotonic()
+        self._queue.extend(records)
+        if len(self._queue) >= FLUSH_RECORDS or time.monotonic() - self._queued_at >= FLUSH_SECONDS:
+            self.flush(everything)
+
+    def discard_queue(self) -> None:
+        """Drop queued records unwritten (the rows they describe are gone)."""
+        self._queue = []
+
+    def flush(self, everything: Any) -> None:
+        """Write the queued records (one ``write``); see :meth:`append`."""
+        records, self._queue = self._queue, []
+        if not records:
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
