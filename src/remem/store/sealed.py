@@ -487,8 +487,11 @@ class _LockFile:
         self._mutex = threading.RLock()
         self._depth = 0
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self) -> _LockFile:
+        """``with lock.held():`` holds the lock (re-entrant within a thread)."""
+        return self
+
+    def __enter__(self) -> None:
         if self._fd is not None and self._pid != os.getpid():
             # A forked child: the inherited descriptor shares the parent's lock, and the
             # mutex and depth copied from the parent say nothing about this process.
@@ -496,16 +499,23 @@ class _LockFile:
             self._fd = None
             self._mutex = threading.RLock()
             self._depth = 0
-        with self._mutex:
-            self._depth += 1
+        self._mutex.acquire()
+        self._depth += 1
+        if self._depth == 1:
             try:
-                if self._depth == 1:
-                    fcntl.flock(self._handle(), fcntl.LOCK_EX)
-                yield
-            finally:
+                fcntl.flock(self._handle(), fcntl.LOCK_EX)
+            except BaseException:
                 self._depth -= 1
-                if self._depth == 0 and self._fd is not None:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+                self._mutex.release()
+                raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0 and self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._mutex.release()
 
     def check(self) -> bool:
         """Under :meth:`held`: make sure the lock is on the file now at ``path``; True
