@@ -2,9 +2,8 @@
 
 Every read first catches up with what other processes appended; every write
 runs under the log's exclusive lock: catch up, validate against the fresh
-state, append, and apply to RAM while the fsync makes the append durable (other
-processes can read the lines from then on anyway); the write returns only once
-it is durable.
+state, append durably, then apply to RAM. What needs no live state (the new
+text's embedding) is computed while the fsync waits for the disk.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from remem.core.events import Event
+from remem.core.events import Corrected, Event, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
@@ -192,20 +191,27 @@ class AgentLog:
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
             events, result = build(self.state)
-            if events:
-                txn.append(events, self._apply)
+            if not events:
+                return result
+            try:
+                appended = txn.append(events, self._prefetch)
+                # Durable now: only then does this process's projection take the events.
+                for event, pos in zip(appended, txn.positions, strict=True):
+                    self.state.record(event, pos)
+                self._notify(appended, False)
+            finally:
+                if self.vectors is not None:
+                    self.vectors.drop_prefetched()
             return result
 
-    def _apply(self, appended: list[Event], positions: list[int]) -> None:
-        """Apply appended events to the projection and its indexes (embedding new text).
-
-        Runs while the append is made durable (the write is acknowledged only after
-        both): once ``os.write`` returned, other processes can read the lines anyway,
-        so this process may as well fold them meanwhile. The writer lock is held.
-        """
-        for event, pos in zip(appended, positions, strict=True):
-            self.state.record(event, pos)
-        self._notify(appended, False)
+    def _prefetch(self, appended: list[Event], positions: list[int]) -> None:
+        """What can be computed while the append is made durable, touching nothing live:
+        the vectors of new text (placed by the index update that follows the fsync)."""
+        if self.vectors is None:
+            return
+        texts = [e.text for e in appended if isinstance(e, Remembered | Corrected) and e.text]
+        if texts:
+            self.vectors.prefetch(texts)
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""

@@ -432,8 +432,9 @@ def test_rows_stay_small_and_in_id_order() -> None:
 def test_a_write_embeds_its_text_once_while_the_log_syncs(
     vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The new note is folded and embedded during the fsync, in the helper thread, and is
-    in the index when ``remember`` returns."""
+    """The new note's text is embedded during the fsync, in the helper thread; the note
+    reaches the projection and the index after it (RAM only once durable) and is there
+    when ``remember`` returns."""
     import os
     import threading
 
@@ -442,8 +443,12 @@ def test_a_write_embeds_its_text_once_while_the_log_syncs(
     seen: list[tuple[bool, bool]] = []
     real_fsync, real_embed = os.fsync, embedder.embed
 
+    agent = vmem._agent(dm_alice())
+    known_during_fsync: list[set[str]] = []
+
     def fsync(fd: int) -> None:
         syncing.set()
+        known_during_fsync.append(set(agent.state.home))
         real_fsync(fd)
 
     def embed(texts: list[str]) -> object:
@@ -457,6 +462,7 @@ def test_a_write_embeds_its_text_once_while_the_log_syncs(
     note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
     assert seen == [(True, True)]  # once, in the helper, with the fsync under way
     assert note.id in index
+    assert known_during_fsync and all(note.id not in known for known in known_during_fsync)
 
 
 def test_quantizing_one_row_matches_quantizing_it_in_a_batch() -> None:

@@ -141,7 +141,7 @@ def test_a_failed_fsync_during_overlapped_work_stops_the_log(
     stopped = "no more writes until reopened"
     with pytest.raises(StoreError, match=stopped), log.transaction() as txn:
         txn.append([second], work)
-    assert ran == [[second.eid]]  # applied while the fsync ran, as the file shows it
+    assert ran == [[second.eid]]  # it ran while the fsync did
     monkeypatch.undo()
     with pytest.raises(StoreError, match="refuses writes"), log.transaction() as txn:
         txn.append([remembered("Third.")], work)

@@ -215,6 +215,8 @@ class VectorIndex:
         self._pending: set[str] = set()
         self._retry_at = 0.0
         self._lock = threading.RLock()
+        #: Vectors embedded ahead of the update that places them (:meth:`prefetch`), by text.
+        self._ready: dict[str, tuple[NDArray[np.int8], float]] = {}
         self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
         self._loaded = False
 
@@ -241,6 +243,23 @@ class VectorIndex:
         return self._lock
 
     # -- upkeep ---------------------------------------------------------------------------
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed ``texts`` ahead of the :meth:`update` that will place them (a write embeds
+        its new text while the log's fsync waits for the disk; nothing in the index
+        changes). Failures are left for :meth:`update` to meet, retry and report."""
+        try:
+            vectors = self.embedder.embed(list(texts))
+            if vectors.shape != (len(texts), self.dim):
+                return
+            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        except Exception:
+            return
+        self._ready = {text: (q[i], float(scale[i])) for i, text in enumerate(texts)}
+
+    def drop_prefetched(self) -> None:
+        """Forget prefetched vectors (their write is done, or failed)."""
+        self._ready = {}
 
     def close(self) -> None:
         """Write queued cache records and release open files (the index stays usable)."""
@@ -406,24 +425,31 @@ class VectorIndex:
         return row
 
     def _embed(self, todo: list[tuple[Note, ScopeKey, int]]) -> list[bytes] | None:
-        """Embed and place ``todo``; the file records to append, or ``None`` on failure."""
-        try:
-            vectors = self.embedder.embed([note.text for note, _, _ in todo])
-            if vectors.shape != (len(todo), self.dim):
-                raise ValueError(f"embedder returned shape {vectors.shape}")
-        except Exception as exc:  # a remote embedder may fail in many ways; retry later
-            self._pending.update(note.id for note, _, _ in todo)
-            # Do not retry the backlog on every write while the embedder is down.
-            self._retry_at = time.monotonic() + RETRY_SECONDS
-            log.warning("could not embed %d note(s), will retry: %s", len(todo), exc)
-            return None
-        q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        """Embed (or take prefetched) and place ``todo``; the file records to append, or
+        ``None`` on failure."""
+        ready = self._ready
+        rest = [item for item in todo if item[0].text not in ready]
+        fresh: dict[str, tuple[NDArray[np.int8], float]] = {}
+        if rest:
+            try:
+                vectors = self.embedder.embed([note.text for note, _, _ in rest])
+                if vectors.shape != (len(rest), self.dim):
+                    raise ValueError(f"embedder returned shape {vectors.shape}")
+            except Exception as exc:  # a remote embedder may fail in many ways; retry later
+                self._pending.update(note.id for note, _, _ in todo)
+                # Do not retry the backlog on every write while the embedder is down.
+                self._retry_at = time.monotonic() + RETRY_SECONDS
+                log.warning("could not embed %d note(s), will retry: %s", len(rest), exc)
+                return None
+            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+            fresh = {note.text: (q[i], float(scale[i])) for i, (note, _, _) in enumerate(rest)}
         records = []
-        for i, (note, key, fp) in enumerate(todo):
-            self._place(note.id, key, q[i], float(scale[i]), fp)
+        for note, key, fp in todo:
+            row, row_scale = fresh.get(note.text) or ready[note.text]
+            self._place(note.id, key, row, row_scale, fp)
             self._pending.discard(note.id)
             if self.file is not None:
-                records.append(self.file.record(note.id, fp, float(scale[i]), q[i].tobytes()))
+                records.append(self.file.record(note.id, fp, row_scale, row.tobytes()))
         return records
 
     def _place(

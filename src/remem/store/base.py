@@ -50,10 +50,11 @@ class LogTransaction(Protocol):
 
         ``meanwhile``, if given, is called exactly once, with the events appended and
         their positions, after they are written and before this returns, while the
-        write is being made durable where the backend can overlap the two; it may run
-        in another thread (the caller's locks are held for it) and must not write to
-        the log. What it raises is raised here once the write is durable. If nothing
-        was new, it is not called."""
+        write is being made durable where the backend can overlap the two. It may run
+        in another thread (the caller's locks are held for it); it computes and must
+        change nothing live: the write is not durable yet (and may fail to become so).
+        What it raises is raised here once the write is durable. If nothing was new,
+        it is not called."""
         ...
 
     def rewrite(self, events: Sequence[Event]) -> None:

@@ -192,7 +192,7 @@ class JsonlEventLog:
             try:
                 positions = self._file.append(lines, work)
             finally:
-                if self._file.end > start:  # written, even if its fsync then failed
+                if self._file.end > start:  # durable, even if the work then failed
                     for ev in todo:
                         self._remember_eids(ev)
         return todo, positions

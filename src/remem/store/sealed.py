@@ -360,6 +360,7 @@ class SealedFile(Generic[T]):
         Returns the byte offset at which each line starts. ``meanwhile`` (optional) is
         called with those offsets once the lines are written, while the fsync waits for
         the disk (:mod:`remem.store.overlap`); what it raises is raised after the fsync.
+        It must compute only: the lines are not durable yet.
         """
         self._check_writable()
         data = b"".join(lines)
@@ -367,12 +368,7 @@ class SealedFile(Generic[T]):
         fd = self._writer()
         failure: BaseException | None = None
         try:
-            self._write_all(fd, data)  # on failure: cut back, nothing counts as written
-            # Written: the lines are this handle's now, durable or not (a failed fsync below
-            # does not make them unwritten; other readers already see them).
-            self._offset += len(data)
-            self._size = self._offset
-            self._lineno += len(lines)
+            self._write_all(fd, data)  # on failure: cut back, nothing written
             if self._durable:
                 work = None if meanwhile is None else (lambda: meanwhile(offsets))
                 failure = self._fsync(fd, work)
@@ -381,6 +377,11 @@ class SealedFile(Generic[T]):
         finally:
             if fd != self._fd:
                 os.close(fd)
+        # Durable (or failed above: then the lines stay unread, and the next read delivers
+        # them like anyone else's, since they are in the file whether durable or not).
+        self._offset += len(data)
+        self._size = self._offset
+        self._lineno += len(lines)
         if failure is not None:
             raise failure
         return offsets
