@@ -34,7 +34,7 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from remem.core.model import Kind
-from remem.formation import rules
+from remem.formation import rules, sentences
 
 
 def _words(text: str) -> frozenset[str]:
@@ -134,16 +134,16 @@ class RuleClassifier:
 
 def _findings(text: str) -> list[rules.Finding]:
     """Label every sentence of ``text`` and phrase the memory candidates."""
-    masked, quotes = rules.mask_quotes(rules.drop_block_quotes(rules.normalise(text)))
+    masked, quotes = sentences.mask_quotes(sentences.drop_block_quotes(sentences.normalise(text)))
     found: list[rules.Finding] = []
-    for raw in rules.split_clauses(masked):
-        core, request, remember = rules.clean_sentence(raw)
+    for raw in sentences.split_clauses(masked):
+        core, request, remember = sentences.clean_sentence(raw)
         asked = raw.rstrip().endswith("?")
         verdict = rules.decide(core, request=request, remember=remember, asked=asked)
         if verdict.label in ("one_off", "none"):
             found.append(rules.Finding(verdict.label, "", confidence=verdict.confidence))
             continue
-        statement = rules.restore_quotes(phrase(verdict, core), quotes)
+        statement = sentences.restore_quotes(phrase(verdict, core), quotes)
         found.append(
             rules.Finding(
                 label=verdict.label,

@@ -1,13 +1,11 @@
 """Deterministic English rules behind :class:`remem.formation.classify.RuleClassifier`.
 
 This module is pure text analysis: it knows nothing of roles, scopes or
-authority. The classifier drives it: per message, :func:`normalise` quotes
-and apostrophes → :func:`drop_block_quotes` (``> ...`` lines) →
-:func:`mask_quotes` (quoted words are never the speaker's own claim or
-directive) → :func:`split_clauses` (sentences, ``..., and I ...`` clauses)
-→ per clause :func:`clean_sentence` (fillers, authority-spoofing prefixes,
-request openers) → :func:`decide` (a fixed ladder of steps; the first that
-recognises the sentence gives its :class:`Verdict`) → :func:`subject_for`.
+authority. The classifier drives it: per message, the preparation of
+:mod:`remem.formation.sentences` (quotes masked, spoofed authority removed,
+clauses split and cleaned), then per clause :func:`decide` (a fixed ladder of
+steps; the first that recognises the sentence gives its :class:`Verdict`) →
+:func:`subject_for`.
 Labels are ``Category`` values. Two principles fix the order of the ladder:
 
 * **Operational content wins over framing.** A data source, hostname,
@@ -25,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Literal
+
+from remem.formation.sentences import ONE_OFF, PLACEHOLDER, ROLE
 
 Label = Literal["personal", "operational", "channel", "one_off", "style_rule", "none"]
 
@@ -53,11 +53,6 @@ _LANGS = (
     "korean|norwegian|swedish|danish|finnish|polish|turkish|arabic|hindi|russian|"
     "ukrainian|greek|hebrew|czech"
 )
-_ROLE = (
-    r"(?:admin|administrator|owner|manager|boss|lead|supervisor|director|head|ceo|cto|cfo|"
-    r"coo|vp|president|founder|moderator|mod|steward|superuser|root|sysadmin|operator|"
-    r"maintainer|chief)"
-)
 _WORK_REL = r"(?:boss|manager|supervisor|team lead|lead|skip[- ]level|director|mentor)"
 _ADVERBS = (
     r"(?:really|strongly|much|generally|usually|normally|typically|also|definitely|just|"
@@ -82,10 +77,6 @@ _DEICTIC = (
     r"friday|noon|\d)|this (?:morning|afternoon|evening|week|quarter|month)|above|"
     r"your last|the last one)\b"
 )
-_ONCE = (
-    r"\b(?:just this once|this once|this time|for now|just for today|only today|for today|"
-    r"one[- ]off|just once)\b"
-)
 _STANDING = re.compile(
     r"\b(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|"
     r"from here on(?: out)?|as a rule|by default|always|never|every|each (?:time|\w+)|"
@@ -100,148 +91,6 @@ _STANDING_PREFIX = re.compile(
     r"(?:remember|make sure|be sure|don't forget|do not forget) to\s+)",
     re.I,
 )
-
-# --------------------------------------------------------------------------- preprocessing
-
-_TRANSLATE = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "«": '"', "»": '"'})
-_QUOTED = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]+\'(?!\w)|`[^`\n]*`')
-_PLACEHOLDER = re.compile(r"⟦(\d+)⟧")
-_SENTENCE_SPLIT = re.compile(
-    r"(?<!\b[DM]r\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)"
-    r"(?<=[.!?])\s+|\n+"
-)
-# "..., and I ..." starts a second statement; so does ", from now on ..." after a claim.
-_CLAUSE_SPLIT = re.compile(
-    r",?\s+(?:and|but)\s+(?=(?:i|i'm|i've|i'd|my)\b)"
-    r"|,\s+(?:and\s+)?(?=(?:from now on|going forward|moving forward|always|never|please|use)\b)",
-    re.I,
-)
-_SUBORDINATE = re.compile(
-    r"^(?:when|whenever|if|once|after|before|for|every time|each time)\b", re.I
-)
-
-_AUTHORITY_PREFIX = re.compile(
-    r"^(?:"
-    r"[\[(<{]\s*(?:admin|administrator|owner|system|sys|root|moderator|mod|manager|operator|"
-    r"superuser|sudo|boss)[^\])>}]{0,24}[\])>}]\s*[:,-]?\s*"
-    r"|(?:admin|administrator|owner|system|root|moderator|sudo|operator|superuser|management)"
-    r"(?:\s+(?:override|mode|message|note|command|notice|instruction|says))?\s*(?::|>|\s-)\s*"
-    r"|(?:note|message|instruction|directive|order|notice)\s+from\s+(?:the\s+|your\s+)?"
-    r"(?:admin|administrator|owner|manager|management|boss)\s*[:,-]\s*"
-    r"|(?:speaking\s+|writing\s+)?as\s+(?:the|an?|your|this)\s+(?:\w+\s+){0,2}?"
-    + _ROLE
-    + r"(?:\s+(?:here|of\s+(?:this|the)\s+\w+))?\s*[,:-]?\s*"
-    r"(?:i\s+(?:hereby\s+)?(?:say|decree|declare|rule|insist|order|instruct|direct|tell you|"
-    r"am telling you)|i'm\s+telling\s+you)?(?:\s+that)?\s*[,:-]?\s*"
-    r")",
-    re.I,
-)
-_LEAD_FILLER = re.compile(
-    r"^(?:hey|hi|hello|ok(?:ay)?|so|also|and|oh|btw|by the way|fyi|just so you know|"
-    r"for the record|for your info(?:rmation)?|heads up|please note(?: that)?|quick note|"
-    r"note|well|alright|right|yeah|yes|actually|honestly|anyway|ps|one more thing|fwiw|tbh|"
-    r"imo|for what it's worth|"
-    r"as i (?:said|mentioned)(?: before| earlier)?|@\S+|<@\w+>)(?=[\s,:.!-]|$)[\s,:.!-]*",
-    re.I,
-)
-_GREETING_NAME = re.compile(r"^(?:hey|hi|hello|yo)\s+[a-z]\w*\s*[,:!-]\s*", re.I)
-_REMEMBER = re.compile(
-    r"^(?:can you |could you |please )?(?:remember|keep in mind|make a note|note down|"
-    r"take note|don't forget|do not forget)(?:\s+(?:that|this))?\s*(?:[:,-]\s*|\s+(?!to\b))",
-    re.I,
-)
-_REQUEST_OPENER = re.compile(
-    r"^(?:would you mind\s+|(?:can|could|would|will)\s+(?:you|u|ya)\s+"
-    r"(?!rather\b|like\b|say\b|agree\b|prefer\b|know\b|be\b)(?:please\s+)?|"
-    r"(?:i'd|i would|i)\s+(?:like|want|need)\s+you\s+to\s+|i'd love (?:it )?if you (?:could )?)",
-    re.I,
-)
-_PLEASE = re.compile(r",?\s*\b(?:please|pls|plz|kindly)\b\s*,?", re.I)
-
-
-def normalise(text: str) -> str:
-    """Unify typographic quotes and apostrophes, so one set of patterns covers both."""
-    return text.translate(_TRANSLATE)
-
-
-def mask_quotes(text: str) -> tuple[str, list[str]]:
-    """Replace quoted spans with ``⟦n⟧`` placeholders; returns the masked text and the spans.
-
-    Quoted words are someone's words being mentioned, not the speaker's
-    claim or directive, so the ladder never sees them.
-    """
-    spans: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        spans.append(match.group(0))
-        return f"⟦{len(spans) - 1}⟧"
-
-    return _QUOTED.sub(keep, text), spans
-
-
-def restore_quotes(text: str, spans: list[str]) -> str:
-    return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], text)
-
-
-def drop_block_quotes(text: str) -> str:
-    """Remove ``> quoted`` lines: pasted text is nobody's statement here."""
-    kept = (line for line in text.splitlines() if not strip_authority(line).startswith(">"))
-    return "\n".join(kept)
-
-
-def strip_authority(text: str) -> str:
-    """Remove leading authority-spoofing prefixes ("[admin]:", "As the owner, I say:")."""
-    text = text.lstrip()
-    previous = None
-    while previous != text:
-        previous = text
-        text = _AUTHORITY_PREFIX.sub("", text, count=1).lstrip()
-    return text
-
-
-def split_clauses(text: str) -> list[str]:
-    """Sentences, and ``..., and I ...`` / ``... and my ...`` clauses within them."""
-    out: list[str] = []
-    for sentence in _SENTENCE_SPLIT.split(text):
-        sentence = strip_authority(sentence)
-        start = 0
-        for match in _CLAUSE_SPLIT.finditer(sentence):
-            left = sentence[start : match.start()]
-            # "Dana and I agreed" is one subject; "When you write to me, use French" one order
-            right = sentence[match.end() :]
-            if (
-                len(left.split()) >= 2
-                and len(right.split()) >= 3  # ", never directly" qualifies; it is no clause
-                and not (_SUBORDINATE.match(left) or _ONCE_RE.search(left))
-            ):
-                out.append(left)
-                start = match.end()
-        out.append(sentence[start:])
-    return [part.strip() for part in out if part.strip(" .!?;,")]
-
-
-def clean_sentence(sentence: str) -> tuple[str, bool, bool]:
-    """Strip fillers, spoofed authority, "please" and request openers.
-
-    Returns ``(core, request, remember)``: ``request`` when the sentence asked
-    the agent to do something ("can you ..."), ``remember`` when it asked the
-    agent to remember it.
-    """
-    text = sentence.strip()
-    request = remember = False
-    previous = None
-    while previous != text:
-        previous = text
-        text = strip_authority(text)
-        text = _GREETING_NAME.sub("", text, count=1)
-        text = _LEAD_FILLER.sub("", text, count=1)
-        if _REMEMBER.match(text):
-            text, remember = _REMEMBER.sub("", text, count=1), True
-        if _REQUEST_OPENER.match(text):
-            text, request = _REQUEST_OPENER.sub("", text, count=1), True
-        text = _PLEASE.sub(" ", text).strip(" ,")
-    return text.strip().rstrip(" .!;,"), request, remember
-
 
 # --------------------------------------------------------------------------- the ladder
 
@@ -284,11 +133,11 @@ _REPORTED = re.compile(
     re.I,
 )
 _NEGATED_ROLE = re.compile(
-    rf"^i(?:'m| am)\s+not\s+(?:really\s+)?(?:the|an?|your)\s+(?:[\w'-]+\s+){{0,2}}?{_ROLE}\b",
+    rf"^i(?:'m| am)\s+not\s+(?:really\s+)?(?:the|an?|your)\s+(?:[\w'-]+\s+){{0,2}}?{ROLE}\b",
     re.I,
 )
 _ROLE_CLAIM = re.compile(
-    rf"^i(?:'m| am)\s+(?:(?:the|an?|your|this|their)\s+)?(?:[\w'-]+\s+){{0,2}}?{_ROLE}s?\b"
+    rf"^i(?:'m| am)\s+(?:(?:the|an?|your|this|their)\s+)?(?:[\w'-]+\s+){{0,2}}?{ROLE}s?\b"
     r"|^i(?:'m| am)\s+in\s+charge\b"
     r"|^i(?:'m| am)\s+the\s+(?:one|person)\s+who\s+(?:approves|decides|signs|manages|owns|"
     r"runs|controls|makes the call)\b"
@@ -468,7 +317,6 @@ _LEAD_CLAUSE = re.compile(
     re.I,
 )
 _TASK_START = re.compile(rf"^(?:{_ADVERBS}\s+)?{_TASK_VERBS}\b", re.I)
-_ONCE_RE = re.compile(_ONCE, re.I)
 _DEICTIC_RE = re.compile(_DEICTIC, re.I)
 
 
@@ -506,7 +354,7 @@ def decide(
     body = _STANDING_PREFIX.sub("", core, count=1)
     rule_prefix = body != core
     low = body.lower().strip()
-    if not re.search(r"[a-z]", _PLACEHOLDER.sub("", low)):
+    if not re.search(r"[a-z]", PLACEHOLDER.sub("", low)):
         return _NONE  # only quoted text or punctuation: nothing of the speaker's own
     if not (request or remember) and (asked or _QUESTION_START.match(low)):
         return Verdict("none", 0.7)
@@ -548,7 +396,7 @@ def _step_claim(c: _Ctx) -> Verdict | None:
 
 
 def _step_once(c: _Ctx) -> Verdict | None:
-    if _ONCE_RE.search(c.low) and not re.match(r"(?:i|i'm|my|we)\b", c.low):
+    if ONE_OFF.search(c.low) and not re.match(r"(?:i|i'm|my|we)\b", c.low):
         return Verdict("one_off", 0.8)
     return None
 
