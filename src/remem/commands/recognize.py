@@ -6,11 +6,11 @@ one. It is pure: no I/O, no state; executing the command is someone else's job.
 
 How it works
 ------------
-1. *Normalize*: collapse whitespace; strip leading @mentions, greetings and
-   interjections ("hey bot,", "ok,", "actually"); strip politeness ("could you
-   please", trailing "thanks"); strip trailing punctuation, emoji and
-   emoticons. Curly apostrophes are folded to ``'`` for matching only, so the
-   payload keeps the user's characters.
+1. *Normalize* (:mod:`remem.commands.utterance`): collapse whitespace; strip
+   leading @mentions, greetings and interjections ("hey bot,", "ok,",
+   "actually"); strip politeness ("could you please", trailing "thanks"); strip
+   trailing punctuation, emoji and emoticons. Curly apostrophes are folded to
+   ``'`` for matching only, so the payload keeps the user's characters.
 2. *Match* the whole remaining text against a table of patterns per intent,
    in a fixed order (:data:`_TABLE`). Patterns must match the *entire*
    message: a command followed by unrelated chatter ("forget that, let's move
@@ -55,25 +55,22 @@ can store junk or forget data; a miss only means the host answers normally):
 * A trailing channel phrase on REMEMBER ("..., just for this channel",
   "... in this channel only") becomes ``scope_hint="channel"`` and is removed
   from the payload.
-* Messages longer than :data:`_MAX_CHARS` are never commands.
+* Messages longer than :data:`~remem.commands.utterance.MAX_CHARS` are never commands.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from remem.commands.intents import CommandRecognizer, Intent, IntentKind
+from remem.commands.utterance import Utterance, alt, prepare
 
 __all__ = ["CommandRecognizer", "Intent", "IntentKind", "RuleRecognizer", "recognize"]
 
 K = IntentKind
 
-#: Memory commands are short; a long message is a conversation that merely
-#: mentions remembering, and treating it as a command risks storing junk.
-_MAX_CHARS = 600
 
 # --------------------------------------------------------------------------
 # Shared vocabulary. Patterns run on normalized text: single spaces, folded
@@ -81,20 +78,15 @@ _MAX_CHARS = 600
 # --------------------------------------------------------------------------
 
 
-def _alt(*choices: str) -> str:
-    """A non-capturing alternation of regex fragments: ``(?:a|b|c)``."""
-    return "(?:" + "|".join(choices) + ")"
-
-
-_DONT = _alt("don't", "dont", "do not", "never")
-_ABOUT_ME = _alt("about", "on", "of", "regarding", "concerning") + " (?:me|myself)"
+_DONT = alt("don't", "dont", "do not", "never")
+_ABOUT_ME = alt("about", "on", "of", "regarding", "concerning") + " (?:me|myself)"
 _SO_FAR = r"(?: so far| right now| currently| at the moment| now| already)?"
-_THIS_CHANNEL = "(?:this|the current|our) " + _alt(
+_THIS_CHANNEL = "(?:this|the current|our) " + alt(
     "channel", "chat", "room", "conversation", "thread", "group", "space"
 )
 _SCOPE_ADJUNCT = rf"(?:(?:only|just) )?(?:for|in|within) {_THIS_CHANNEL}(?: only)?"
 _CHANNELS = r"(?:channels?|chats?|rooms?|conversations?)"
-_ELSEWHERE = _alt(
+_ELSEWHERE = alt(
     r"(?:in|to|into|with|over to|for|across|between) (?:the |any |all )?"
     rf"(?:other|different|another|all|every|any) ?{_CHANNELS}",
     rf"across (?:all )?(?:the )?{_CHANNELS}",
@@ -108,35 +100,35 @@ _ELSEWHERE = _alt(
 _THAT_ONE = r"(?:that|this|it)(?: (?:last )?(?:note|memory|entry|one|fact))?"
 # An explicit reference to a stored note: names the memory itself.
 _NOTE_REF = (
-    _alt("that", "this", "the", "your", "the last", "your last", "the latest", "the previous")
+    alt("that", "this", "the", "your", "the last", "your last", "the latest", "the previous")
     + " "
-    + _alt("note", "memory", "memory entry", "entry", "remembered fact", "saved fact")
+    + alt("note", "memory", "memory entry", "entry", "remembered fact", "saved fact")
 )
 
 # What the bot knows about the speaker, as a noun phrase.
 _YOU_KNOW = (
     r"you(?:'ve| have| had|'d)? "
-    + _alt(
+    + alt(
         "know", "remember", "recall", "have", "keep", "store", "hold", "got", "stored", "saved",
         "learned", "learnt", "noted", "kept", "picked up", "collected", "gathered",
     )
     + r"(?: (?:stored|saved|on file|in memory))?"
 )  # fmt: skip
 _WHAT_YOU_KNOW = (
-    _alt(
+    alt(
         "what", "everything", "anything", "all", "whatever", "all (?:that|of (?:that|it))",
         "(?:all )?(?:of )?the (?:things|stuff|notes|memories|info|information|data|facts)",
     )
     + f" (?:that )?{_YOU_KNOW}"
 )  # fmt: skip
-_MY_MEMORIES = _alt(
+_MY_MEMORIES = alt(
     "(?:all )?(?:of )?my "
-    + _alt(
+    + alt(
         "memories", "memory", "notes", "info", "information", "data", "stuff", "details",
         "preferences", "personal (?:info|information|data|details)",
     ),
     "(?:any |the |all )?"
-    + _alt(
+    + alt(
         "memories", "notes", "info", "information", "data", "stuff", "details", "things",
         "facts", "anything", "everything",
     )
@@ -145,26 +137,26 @@ _MY_MEMORIES = _alt(
     rf"what i (?:tell|told|say|said|share|shared) (?:you )?(?:here|in {_THIS_CHANNEL})",
 )  # fmt: skip
 
-_INFER = _alt(
+_INFER = alt(
     "infer", "guess", "assume", "deduce", "speculate",
     "make (?:assumptions|inferences|guesses)", "draw conclusions", "learn",
 )  # fmt: skip
-_INFERRING = _alt(
+_INFERRING = alt(
     "inferring", "guessing", "assuming", "deducing", "speculating",
     "making (?:assumptions|inferences|guesses)", "drawing conclusions", "learning",
 )  # fmt: skip
-_FROM_MY_MESSAGES = "from " + _alt(
+_FROM_MY_MESSAGES = "from " + alt(
     "my messages", "what i (?:say|write|tell you)", "our (?:chats|conversations)"
 )
 _INFER_OBJECT = (
-    _alt(
+    alt(
         "(?:(?:things|stuff|anything|facts|details|much|more) )?(?:about|regarding|on) me",
         "my (?:preferences|habits|likes|dislikes|interests|personality|opinions|details)",
         f"(?:things |stuff )?{_FROM_MY_MESSAGES}",
     )
     + f"(?: {_FROM_MY_MESSAGES})?"
 )
-_PERMIT = _alt(
+_PERMIT = alt(
     "you can", "you may", "you're allowed to", "you are allowed to",
     "you have my permission to", "feel free to", "i allow you to", "i'm happy for you to",
     "it's (?:ok|okay|fine|alright|cool) (?:for you )?to",
@@ -174,14 +166,14 @@ _CROSS_CHANNEL_MEMORY = r"cross[- ]?channel (?:memory|memories|recall|sharing|no
 
 _WRONG = (
     "(?:(?:totally |completely |just |all |actually |simply )?"
-    + _alt(
+    + alt(
         "wrong", "incorrect", "inaccurate", "untrue", "outdated", "out of date", "out-of-date",
         "stale", "false", "mistaken", "not (?:right|correct|true|accurate|quite right)",
         "no longer (?:true|right|correct|accurate|valid|the case|relevant)",
     )
     + "(?: (?:now|anymore|any more|about me))*)"
 )  # fmt: skip
-_THATS = _alt("that's", "thats", "that is", "that was")
+_THATS = alt("that's", "thats", "that is", "that was")
 _THAT_ISNT = "that (?:isn't|is not|ain't) (?:right|correct|true|accurate)(?: (?:anymore|any more))?"
 _YOU_GOT_IT_WRONG = r"you(?:'ve| have)? got (?:that|it|this) (?:wrong|backwards|mixed up)"
 _FROM_NOW_ON = r"(?: (?:from now on|anymore|any more|going forward))?"
@@ -191,21 +183,21 @@ _FROM_NOW_ON = r"(?: (?:from now on|anymore|any more|going forward))?"
 # --------------------------------------------------------------------------
 
 _WHICH = r"(?:which|what)(?: of (?:my|your|the))?"
-_USED_NOTES = _alt(
+_USED_NOTES = alt(
     "memories", "memory", "notes", "note", "facts",
     "things you remember(?:ed)?", "stuff you remember(?:ed)?",
 )  # fmt: skip
-_USE = _alt(
+_USE = alt(
     "use", "rely on", "draw on", "draw from", "pull", "pull up", "consult", "look at", "apply",
     "recall", "take into account",
 )  # fmt: skip
-_USED = _alt(
+_USED = alt(
     "used", "relied on", "drawn on", "drew on", "pulled", "pulled up", "consulted", "looked at",
     "applied", "recalled",
 )  # fmt: skip
 _FOR_THAT = (
     "(?:"
-    + _alt(
+    + alt(
         " (?:for|in|behind|to (?:write|give|make|produce|come up with|answer)|when answering"
         "|while answering)(?: (?:that|this|it|the last|your last|your previous)"
         "(?: (?:answer|reply|response|message|one|question))?)?",
@@ -221,7 +213,7 @@ _WHICH_USED = (
     rf"{_WHICH} {_USED_NOTES} (?:was|were|is|are) (?:that|this|it|your (?:answer|reply|response))"
     " (?:based on|drawn from|built on|informed by|using|from)",
     f"{_WHICH} {_USED_NOTES} "
-    + _alt(
+    + alt(
         "informed", "shaped", "influenced", "went into", "fed into", "were behind", "was behind",
         "are behind", "led to",
     )
@@ -243,7 +235,7 @@ _MEMORY_NOUN = r"(?:memories|notes|info|information|data|details|facts|stuff)"
 _LIST_ABOUT_ME = (
     rf"what (?:else |exactly )?(?:do|did) you {_KNOW_VERB} {_ABOUT_ME}{_SO_FAR}",
     "what (?:have|'ve) you "
-    + _alt(
+    + alt(
         "got", "remembered", "learned", "learnt", "stored", "saved", "noted", "kept",
         "picked up", "figured out", "gathered", "collected",
     )
@@ -254,7 +246,7 @@ _LIST_ABOUT_ME = (
     r"what(?:'s| is| do you have) (?:in|on) (?:your )?(?:memory|memories|file|records?|notes)"
     " (?:about|on|for|of) me",
     r"(?:show|list|tell|give|display|read)(?: me)? (?:all |back )?(?:of )?"
-    + _alt(
+    + alt(
         f"{_WHAT_YOU_KNOW} {_ABOUT_ME}",
         "my (?:memories|memory|stored notes|saved notes|memory notes)",
         f"(?:the |all the )?(?:memories|notes|info|information|data) (?:you have )?{_ABOUT_ME}",
@@ -263,15 +255,15 @@ _LIST_ABOUT_ME = (
     r"what (?:are|is) my (?:memories|memory|stored notes|saved notes)",
 )  # fmt: skip
 
-_ERASE = _alt(
+_ERASE = alt(
     "forget", "erase", "delete", "wipe", "clear", "purge", "remove", "drop", "destroy", "scrub",
     "get rid of", "wipe out", "clear out",
 )  # fmt: skip
-_ALL_ABOUT_ME = _alt(
+_ALL_ABOUT_ME = alt(
     f"(?:everything|all|anything|whatever|all of it)(?: (?:that )?{_YOU_KNOW})? {_ABOUT_ME}",
     f"{_WHAT_YOU_KNOW} {_ABOUT_ME}",
     "(?:all )?(?:of )?my "
-    + _alt(
+    + alt(
         "data", "memories", "personal data", "personal info", "personal information", "info",
         "information", "memory profile", "stored notes", "saved notes",
     ),
@@ -285,7 +277,7 @@ _FORGET_ALL = (
     rf"(?:forget|erase|delete|remove|wipe) me{_COMPLETELY}(?: {_FROM_MEMORY})?",
 )
 
-_ERASE_ONE = _alt(
+_ERASE_ONE = alt(
     "forget", "delete", "erase", "remove", "drop", "discard", "scrap", "scratch", "clear", "wipe",
     "undo", "unlearn", "get rid of", "throw away", "throw out", "take",
 )  # fmt: skip
@@ -298,7 +290,7 @@ _FORGET_LAST = (
     r"(?: (?:just now|earlier|a moment ago))?",
     r"forget (?:that )?i (?:ever )?(?:said|told you|mentioned) (?:that|this|it)",
     r"forget the last (?:thing|note|fact|bit) "
-    + _alt("i (?:told|gave) you", "i said", "you (?:saved|stored|remembered|noted|learned)"),
+    + alt("i (?:told|gave) you", "i said", "you (?:saved|stored|remembered|noted|learned)"),
     r"(?:unremember|unlearn) (?:that|this)",
     r"(?:no need to|you don't need to|you do not need to) remember (?:that|this)",
 )
@@ -320,26 +312,26 @@ _SCOPE_TO_CHANNEL = (
     r"(?:,? (?:and )?(?:not|nowhere else)(?: (?:in|on))?"
     r"(?: (?:other|any other|the other) channels| elsewhere| anywhere else)?)?",
     rf"{_DONT} use {_THAT_ONE} "
-    + _alt(
+    + alt(
         f"outside (?:of )?{_THIS_CHANNEL}", "in (?:any )?other channels", "anywhere else",
         "elsewhere",
     ),
     f"make {_THAT_ONE} "
-    + _alt(
+    + alt(
         "channel-only", "channel only", "channel-specific", "channel specific",
         f"specific to {_THIS_CHANNEL}", f"local to {_THIS_CHANNEL}",
     ),
 )  # fmt: skip
 
-_SHARE = _alt(
+_SHARE = alt(
     "use", "share", "bring up", "mention", "carry", "take", "bring", "reuse", "apply", "surface",
     "reference", "repeat", "spread", "show", "leak",
 )  # fmt: skip
-_SHARING = _alt(
+_SHARING = alt(
     "using", "sharing", "bringing up", "mentioning", "carrying", "taking", "bringing", "reusing",
     "applying", "surfacing", "referencing", "leaking",
 )  # fmt: skip
-_SHARED = _alt("used", "shared", "mentioned", "brought up", "carried over", "surfaced", "reused")
+_SHARED = alt("used", "shared", "mentioned", "brought up", "carried over", "surfaced", "reused")
 _NO_CROSS_CHANNEL = (
     rf"{_DONT} {_SHARE} {_MY_MEMORIES}(?: over)? {_ELSEWHERE}",
     rf"(?:stop|quit) {_SHARING} {_MY_MEMORIES}(?: over)? {_ELSEWHERE}",
@@ -351,7 +343,7 @@ _NO_CROSS_CHANNEL = (
     rf"(?:turn off|disable|switch off|stop|no|no more) {_CROSS_CHANNEL_MEMORY}"
     r"(?: (?:for|about) me)?",
     rf"{_MY_MEMORIES} (?:shouldn't|should not|must not|mustn't|can't|cannot|may not) "
-    + _alt("follow me", "go", "travel", "leak", "spread", "carry over", f"be {_SHARED}")
+    + alt("follow me", "go", "travel", "leak", "spread", "carry over", f"be {_SHARED}")
     + rf"(?: over)? {_ELSEWHERE}",
 )
 
@@ -395,7 +387,7 @@ _SEP = r"(?: ?[,.;:!—–-]+ ?| )"
 # Optional words between the "wrong" claim and the replacement statement.
 _LEAD = (
     "(?:"
-    + _alt(
+    + alt(
         "(?:it|that|this) should (?:be|say|read|have said)", "it's", "it is", "actually",
         "in fact", "instead", "rather", "the truth is",
     )
@@ -419,7 +411,7 @@ _DISABLE = (
     rf"(?:{_THATS}|{_NOTE_REF} (?:is|was|'s)) {_WRONG}",
     _THAT_ISNT,
     _YOU_GOT_IT_WRONG,
-    _alt(
+    alt(
         "stop using", "stop relying on", "stop applying", "don't use", "dont use", "do not use",
         "don't rely on", "disable", "ignore", "deactivate", "turn off", "switch off", "mute",
     )
@@ -430,7 +422,7 @@ _DISABLE = (
 _SCOPE_PREFIX = rf"(?:(?P<pre_scope>{_SCOPE_ADJUNCT}),? )?"
 _SCOPE_MID = rf"(?: (?P<mid_scope>{_SCOPE_ADJUNCT}),?)?"
 # Verbs that clearly ask the bot to store something.
-_REMEMBER_STRONG = _alt(
+_REMEMBER_STRONG = alt(
     "remember",
     "memori[sz]e",
     r"(?:save|store|put|add|commit|write)(?: (?:this|that|it))?"
@@ -439,7 +431,7 @@ _REMEMBER_STRONG = _alt(
     "take a note",
 )
 # Verbs that are often just conversational ("keep in mind the deadline is Friday").
-_REMEMBER_WEAK = _alt(
+_REMEMBER_WEAK = alt(
     "keep in mind", "bear in mind", "don't forget", "dont forget", "do not forget",
     "never forget", "make a mental note", "take note",
 )  # fmt: skip
@@ -513,139 +505,6 @@ def _is_statement(payload: str) -> bool:
 
 
 # --------------------------------------------------------------------------
-# Normalization
-# --------------------------------------------------------------------------
-
-# One-to-one replacements, so indices in the folded text match the original.
-_FOLD = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "′": "'", "“": '"', "”": '"'})
-_WHITESPACE = re.compile(r"\s+")
-_TRAILING_PUNCT = frozenset(" .!?,;:…~*")
-# Emoji and their modifiers/joiners; not combining accents (category Mn),
-# which belong to the last word.
-_SYMBOL_CATEGORIES = frozenset({"So", "Sk", "Cf", "Me", "Co"})
-_VARIATION_SELECTORS = frozenset("\ufe0e\ufe0f")
-_EMOTICON_TAIL = re.compile(r"(?:[:;=]-?[()\[\]pPdDoO/\\|*]|<3|\^\^)$")
-# Trailing courtesy turns a final "?" into a request ("forget that, ok?").
-_TAIL_COURTESY = re.compile(
-    r"(?:[ ,.;:!-]*\b(?:please|pls|plz|thanks|thank you|thanks a lot|thank you very much|thx)"
-    r"|[ ]*[,.;!-]+ ?(?:ok|okay|alright|ty|cheers|if you can|if possible|if you don't mind"
-    r"|would you|will you|could you|can you))$",
-    re.I,
-)
-# Trailing address ("..., bot", "... <@U123>"): dropped, but not a courtesy.
-_TAIL_VOCATIVE = re.compile(
-    r"(?:[ ]*[,.;!-]+ ?(?:bot|remem|assistant|@[\w.\-]+)|[ ]*<[@#!][^>]*>)$", re.I
-)
-_HEAD_NOISE = re.compile(
-    r"(?:(?:<[@#!][^>]*>|@[\w.\-]+)[,:]? ?"
-    r"|(?:hey|hi|hello|yo|dear|ok|okay) (?:bot|remem|assistant|there)\b[,:!.]* ?"
-    r"|(?:hey|hi|hello|yo|dear) [\w.\-]+[,:!]+ ?"
-    r"|(?:hey|hi|hello|yo|dear|ok|okay|oh|ah|um+|uh+|hm+|well|so|also|and|btw|alright|actually"
-    r"|sorry|oops|wait|but|then|ugh|right|just|now)\b[,:!.]* ?"
-    r"|(?:no|nope|nah)[,.!]+ ?"
-    r"|(?:bot|remem|assistant)[,:!]+ ?"
-    r"|[^\w@<]+)",
-    re.I,
-)
-_POLITE_HEAD = re.compile(
-    _alt(
-        "please", "pls", "plz", "kindly",
-        "(?:could|can|would|will) (?:you|u)(?: please| kindly| maybe| just| also)?",
-        "i'?d like you to", "i would like you to", "i want you to", "i need you to",
-        "i'm asking you to", "go ahead and",
-    )
-    + r"\b,? ?",
-    re.I,
-)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class _Utterance:
-    """A message reduced to its core. ``folded`` has the same length as ``text``."""
-
-    text: str
-    folded: str
-    question: bool
-    polite: bool
-
-
-def _is_trailing_noise(char: str) -> bool:
-    return (
-        char in _TRAILING_PUNCT
-        or char in _VARIATION_SELECTORS
-        or unicodedata.category(char) in _SYMBOL_CATEGORIES
-    )
-
-
-def _strip_tail(text: str) -> tuple[str, bool, bool]:
-    """Drop trailing punctuation, emoji, emoticons, courtesy tags and vocatives.
-
-    Returns ``(text, question, polite)``: whether a ``?`` was dropped, and
-    whether a politeness tag was (which makes a final ``?`` a request).
-    """
-    question = polite = False
-    while True:
-        before = text
-        end = len(text)
-        while end:
-            emoticon = _EMOTICON_TAIL.search(text, 0, end)
-            if emoticon is not None:
-                end = emoticon.start()
-                continue
-            char = text[end - 1]
-            if not _is_trailing_noise(char):
-                break
-            question = question or char == "?"
-            end -= 1
-        text = text[:end]
-        courtesy = _TAIL_COURTESY.search(text.translate(_FOLD))
-        if courtesy is not None and courtesy.start() > 0:
-            text, polite = text[: courtesy.start()], True
-        vocative = _TAIL_VOCATIVE.search(text.translate(_FOLD))
-        if vocative is not None and vocative.start() > 0:
-            text = text[: vocative.start()]
-        if text == before:
-            return text, question, polite
-
-
-def _strip_head(text: str) -> tuple[str, bool]:
-    """Drop leading mentions, greetings, interjections and politeness.
-
-    Returns ``(text, polite)``.
-    """
-    polite = False
-    while True:
-        folded = text.translate(_FOLD)
-        noise = _HEAD_NOISE.match(folded)
-        if noise is not None and noise.end() > 0:
-            text = text[noise.end() :]
-            continue
-        courtesy = _POLITE_HEAD.match(folded)
-        if courtesy is not None and courtesy.end() > 0:
-            text, polite = text[courtesy.end() :], True
-            continue
-        return text, polite
-
-
-def _prepare(text: str) -> _Utterance | None:
-    """Normalize ``text`` for matching; ``None`` if nothing command-like is left."""
-    if len(text) > _MAX_CHARS:
-        return None
-    core = _WHITESPACE.sub(" ", text).strip()
-    core, question, polite_tail = _strip_tail(core)
-    core, polite_head = _strip_head(core)
-    core, question_again, polite_again = _strip_tail(core)
-    if not any(char.isalpha() for char in core):
-        return None
-    return _Utterance(
-        text=core,
-        folded=core.translate(_FOLD),
-        question=question or question_again,
-        polite=polite_head or polite_tail or polite_again,
-    )
-
-
-# --------------------------------------------------------------------------
 # Rules
 # --------------------------------------------------------------------------
 
@@ -667,7 +526,7 @@ class _Rule:
     check: _PayloadCheck | None = None
     question_ok: bool = False
 
-    def apply(self, utterance: _Utterance) -> Intent | None:
+    def apply(self, utterance: Utterance) -> Intent | None:
         if utterance.question and not (utterance.polite or self.question_ok):
             return None
         match = self.pattern.fullmatch(utterance.folded)
@@ -678,7 +537,7 @@ class _Rule:
         return self._payload_intent(match, utterance, self.check)
 
     def _payload_intent(
-        self, match: re.Match[str], utterance: _Utterance, check: _PayloadCheck
+        self, match: re.Match[str], utterance: Utterance, check: _PayloadCheck
     ) -> Intent | None:
         """Cut, trim and validate the ``payload`` group; ``None`` if it is no statement."""
         start, end = match.span("payload")
@@ -743,7 +602,7 @@ class RuleRecognizer:
     """
 
     def recognize(self, text: str) -> Intent | None:
-        utterance = _prepare(text)
+        utterance = prepare(text)
         if utterance is None:
             return None
         for rule in _TABLE:
