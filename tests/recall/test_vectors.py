@@ -18,6 +18,7 @@ import pytest
 np = pytest.importorskip("numpy")
 
 import remem.recall.embeddings as embeddings  # noqa: E402
+import remem.recall.vectorfile as vectorfile_mod  # noqa: E402
 import remem.recall.vectors as vectors_mod  # noqa: E402
 from providers.fakes import HashEmbedder  # noqa: E402
 from remem import Memory  # noqa: E402
@@ -166,7 +167,7 @@ def test_queued_cache_records_of_an_erased_note_never_reach_the_disk(
 def test_cache_records_are_written_in_batches_and_on_close(
     vmem: Memory, clock: Clock, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "FLUSH_SECONDS", 3600.0)
+    monkeypatch.setattr(vectorfile_mod, "FLUSH_SECONDS", 3600.0)
     first = vmem.remember(dm_alice(), "Alice grows tomatoes.")
     index_of(vmem).close()
     size = cache_file(data_dir).stat().st_size
