@@ -9,6 +9,7 @@ actor and source from the envelope → durable append → projection → receipt
 from __future__ import annotations
 
 import builtins
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -84,6 +85,7 @@ class Memory:
         self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
+        self._agents_lock = threading.Lock()
 
     @classmethod
     def open(cls, location: str | Path, *, clock: Clock | None = None) -> Memory:
@@ -109,7 +111,12 @@ class Memory:
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
         agent = self._agents.get(ctx.agent)
         if agent is None:
-            agent = self._agents[ctx.agent] = AgentLog(self.backend, ctx.agent)
+            # One AgentLog per agent: two threads opening it at once must not each build
+            # their own (they would share the log's file handle without sharing a lock).
+            with self._agents_lock:
+                agent = self._agents.get(ctx.agent)
+                if agent is None:
+                    agent = self._agents[ctx.agent] = AgentLog(self.backend, ctx.agent)
         return agent
 
     def _state(self, ctx: RunContext) -> State:

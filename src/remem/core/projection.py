@@ -440,8 +440,10 @@ class State:
                 self._lru.move_to_end(key)
             return
         self.loaded.add(key)
-        ids = [i for i in self.scopes.get(key, ()) if self.notes.loaded(i) is None]
-        count = len(self.scopes.get(key, ()))
+        # list() copies in one step: a writer in another thread may add to the scope.
+        members = list(self.scopes.get(key, ()))
+        ids = [i for i in members if self.notes.loaded(i) is None]
+        count = len(members)
         self._lru[key] = count
         self._loaded_notes += count
         events = self._load_notes(ids)
@@ -585,7 +587,7 @@ class State:
         key = scope_key(scope, scope_id)
         self.ensure(key)
         data = self.notes._data
-        return [data[i] for i in self.scopes.get(key, ()) if i in data]
+        return [data[i] for i in list(self.scopes.get(key, ())) if i in data]
 
     def find_same(
         self,

@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -316,6 +317,7 @@ class JsonlBackend:
         self._check_root()
         self._logs: dict[str, JsonlEventLog] = {}
         self._traces: dict[str, JsonlTraceLog] = {}
+        self._handles_lock = threading.Lock()
         self._policy: tuple[tuple[int, int, int], tuple[str, str]] | None = None
         self._policy_path = root / "remem.toml"
         self._rules_dirs: dict[str, Path] = {}
@@ -347,16 +349,19 @@ class JsonlBackend:
         return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
 
     def event_log(self, agent: str) -> JsonlEventLog:
-        log = self._logs.get(agent)
-        if log is None:
-            log = self._logs[agent] = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
-        return log
+        with self._handles_lock:  # one handle per log and process
+            log = self._logs.get(agent)
+            if log is None:
+                log = self._logs[agent] = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+            return log
 
     def trace_log(self, agent: str) -> JsonlTraceLog:
-        log = self._traces.get(agent)
-        if log is None:
-            log = self._traces[agent] = JsonlTraceLog(self.agent_dir(agent) / "traces.jsonl")
-        return log
+        with self._handles_lock:
+            log = self._traces.get(agent)
+            if log is None:
+                path = self.agent_dir(agent) / "traces.jsonl"
+                log = self._traces[agent] = JsonlTraceLog(path)
+            return log
 
     def read_rules(self, agent: str) -> dict[str, str]:
         rules_dir = self._rules_dirs.get(agent)
