@@ -120,3 +120,22 @@ def test_token_ids_match_the_tokenizer_on_any_text() -> None:
     batch = tok.encode_batch_fast(texts[:50], add_special_tokens=False)
     fast = [e.ids[: sum(e.attention_mask)] for e in batch]
     assert emb._encode(texts[:50]) == fast == plain[:50]  # type: ignore[attr-defined]
+
+
+def test_word_ids_survive_the_cache_starting_over_midway(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another thread may empty the word cache between lookup and assembly."""
+    emb = load_static()
+    words = emb._words  # type: ignore[attr-defined]
+    assert words is not None
+    tok = emb._tokenizer  # type: ignore[attr-defined]
+    emb._token_ids(["alpha"])  # type: ignore[attr-defined]  # "alpha" is cached now
+    real_encode = emb._encode  # type: ignore[attr-defined]
+
+    def encode_then_clear(texts: list[str]) -> list[list[int]]:
+        out: list[list[int]] = real_encode(texts)
+        words.clear()
+        return out
+
+    monkeypatch.setattr(emb, "_encode", encode_then_clear)
+    got = emb._token_ids(["alpha beta gamma"])  # type: ignore[attr-defined]
+    assert got == [tok.encode("alpha beta gamma", add_special_tokens=False).ids]

@@ -182,7 +182,10 @@ class StaticEmbedder:
                 continue
             ids: list[int] = []
             for word in parts:
-                ids += words[word]
+                known = words.get(word)
+                if known is None:  # another thread started the cache over meanwhile
+                    known = words[word] = self._encode([word])[0]
+                ids += known
             result.append(ids)
         return result
 
