@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from remem.core.events import Corrected, Event, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
+from remem.store.atomic import replace_file
 from remem.store.base import Backend, EventLog, TraceLog
 
 R = TypeVar("R")
@@ -173,10 +173,8 @@ class AgentLog:
         if path is None or mark is None:
             return
         body = orjson.dumps({"v": CATALOG_VERSION, "log": mark, "state": self.state.catalog()})
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_bytes(body)
-            os.replace(tmp, path)
+            replace_file(path, [body])
         except OSError as exc:
             log.warning("could not write catalog cache %s: %s", path, exc)
 

@@ -476,3 +476,16 @@ def test_quantizing_one_row_matches_quantizing_it_in_a_batch() -> None:
         one_q, one_scale = quantize(rows[i : i + 1])
         np.testing.assert_array_equal(one_q[0], q[i])
         assert one_scale.dtype == scale.dtype and one_scale[0] == scale[i]
+
+
+def test_compaction_also_removes_a_cache_write_left_half_done(
+    vmem: Memory, clock: Clock, data_dir: Path
+) -> None:
+    seed(vmem, clock)
+    folder = cache_file(data_dir).parent
+    leftover = folder / ".vectors.cache.k2j3x9.tmp"  # a crash in the middle of a snapshot
+    leftover.write_bytes(b"REMEMVEC" + b"\x01" * 300)
+    report = vmem.compact(owner())
+    assert not leftover.exists()
+    assert str(leftover) in report.files_removed
+    assert (data_dir / "agents" / AGENT / "memory.jsonl").exists()

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from remem.store.atomic import replace_file
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -158,18 +160,13 @@ class VectorFile:
     def snapshot(self, records: Sequence[bytes]) -> None:
         """Atomically replace the file with ``records`` (the current rows)."""
         self._queue = []  # the rows written now include what was queued
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(self.header)
-                fh.write(b"".join(records))
-            os.replace(tmp, self.path)
+            replace_file(self.path, [self.header, b"".join(records)])
             self._ino = os.stat(self.path).st_ino
             self.records = len(records)
         except OSError as exc:
             log.warning("could not write vector cache %s: %s", self.path, exc.strerror)
-            tmp.unlink(missing_ok=True)
 
     def append(self, records: Sequence[bytes], everything: Any) -> None:
         """Queue ``records`` for the file; written in batches (see :meth:`flush`).

@@ -27,6 +27,7 @@ import orjson
 
 from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
 from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
+from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
 from remem.store.sealed import SealedFile, Visitor
 
@@ -389,9 +390,7 @@ class JsonlBackend:
             path.unlink(missing_ok=True)
             return
         rules_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{name}.md.tmp")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, path)
+        replace_file(path, [content.encode("utf-8")])
 
     def policy_source(self) -> tuple[str, str] | None:
         path = self._policy_path
@@ -433,8 +432,10 @@ class JsonlBackend:
     def scrub(self, agent: str) -> list[str]:
         removed = []
         folder = self.agent_dir(agent)
-        # Torn tails and caches (e.g. note vectors) may hold erased content.
-        for path in sorted([*folder.glob("*.torn-*"), *folder.glob("*.cache")]):
+        # Torn tails and caches (e.g. note vectors) may hold erased content, and so may
+        # the temporary file of a cache write that was interrupted.
+        leftovers = [*folder.glob("*.torn-*"), *folder.glob("*.cache"), *folder.glob(".*.tmp")]
+        for path in sorted(leftovers):
             path.unlink(missing_ok=True)
             removed.append(str(path))
         return removed
