@@ -174,3 +174,72 @@ def test_threads_writing_and_recalling_at_once_stay_consistent(tmp_path: Path) -
             ctx = RunContext.dm(agent="a", channel=f"dm:{k}", user=f"u{k}")
             found = mem.recall(ctx, f"Person {k} likes topic 7")
             assert f"Person {k} likes topic 7." in [n.text for n in found.notes]
+
+
+def test_two_memories_many_threads_mixed_actions_and_compaction(tmp_path: Path) -> None:
+    """Two Memory objects on one data directory (as two components of one process would
+    have), threads remembering, forgetting, correcting, pinning, recalling, explaining and
+    listing, while another compacts: no error, no stuck thread, and every view agrees
+    with a fresh read of the log at the end."""
+    import random
+
+    from remem.errors import RememError
+
+    mems = [Memory.open(tmp_path), Memory.open(tmp_path)]
+    owner = RunContext.owner("a")
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        rng = random.Random(k)
+        mem = mems[k % 2]
+        ctx = RunContext.dm(agent="a", channel=f"dm:{k % 3}", user=f"u{k % 3}")
+        mine: list[str] = []
+        try:
+            for i in range(40):
+                roll = rng.random()
+                try:
+                    if roll < 0.45 or not mine:
+                        topic = rng.choice(["tea", "cello", "bees", "porto"])
+                        mine.append(mem.remember(ctx, f"Person {k} fact {i} on {topic}.").id)
+                    elif roll < 0.55:
+                        mem.forget(ctx, mine.pop(rng.randrange(len(mine))))
+                    elif roll < 0.65:
+                        mem.correct(ctx, rng.choice(mine), f"Person {k} corrected fact {i}.")
+                    elif roll < 0.7:
+                        mem.pin(ctx, rng.choice(mine))
+                    elif roll < 0.9:
+                        rec = mem.recall(ctx, rng.choice(["tea", "cello", "bees", ""]))
+                        mem.explain(owner, rec.run_id)
+                    else:
+                        mem.list(owner)
+                except RememError:
+                    pass  # e.g. a note compacted away meanwhile: a clear refusal is fine
+        except BaseException as exc:
+            errors.append(exc)
+
+    def compactor() -> None:
+        try:
+            for _ in range(3):
+                mems[0].compact(owner)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    threads.append(threading.Thread(target=compactor))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    try:
+        assert not any(t.is_alive() for t in threads), "a thread is stuck"
+        assert errors == []
+
+        def view(mem: Memory) -> list[tuple[str, str, str]]:
+            return sorted((n.id, n.text, n.status.value) for n in mem.list(owner, status=None))
+
+        with Memory.open(tmp_path) as fresh:
+            expected = view(fresh)
+        assert expected and view(mems[0]) == expected and view(mems[1]) == expected
+    finally:
+        for mem in mems:
+            mem.close()
