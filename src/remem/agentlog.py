@@ -192,7 +192,7 @@ class AgentLog:
             if not events:
                 return result
             try:
-                appended = txn.append(events, self._prefetch)
+                appended = txn.append(events, self._prefetch if self._embeds(events) else None)
                 # Durable now: only then does this process's projection take the events.
                 for event, pos in zip(appended, txn.positions, strict=True):
                     self.state.record(event, pos)
@@ -201,6 +201,12 @@ class AgentLog:
                 if self.vectors is not None:
                     self.vectors.drop_prefetched()
             return result
+
+    def _embeds(self, events: Sequence[Event]) -> bool:
+        """Whether writing ``events`` will embed text (else the fsync has no company)."""
+        return self.vectors is not None and any(
+            isinstance(e, Remembered | Corrected) and e.text for e in events
+        )
 
     def _prefetch(self, appended: list[Event], positions: list[int]) -> None:
         """What can be computed while the append is made durable, touching nothing live:
