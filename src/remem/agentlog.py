@@ -167,6 +167,16 @@ class AgentLog:
             self._reset()
             self.log.restart()
 
+    def refresh_caches(self) -> None:
+        """Write the derived caches again from memory (after compaction scrubbed them), so
+        that the next open of a large log need not scan it. Holds no note text."""
+        with self.lock:
+            mark = self.log.mark()
+            if mark is not None and int(mark.get("lineno", 0)) >= FREEZE_AFTER:
+                self._save_catalog()
+            if self.vectors is not None:
+                self.vectors.resnapshot()
+
     def _save_catalog(self) -> None:
         path = self._catalog_path
         mark = self.log.mark()

@@ -79,8 +79,8 @@ def compact_events(
 
 
 def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
-    """``Memory.compact``: rewrite the log without dead notes' content, then scrub the
-    derived files that may hold it (owner only)."""
+    """``Memory.compact``: rewrite the log without dead notes' content, scrub the derived
+    files that may hold it, and write them again from memory (owner only)."""
     from remem.core.model import Scope
     from remem.policy.authz import Action, Target
 
@@ -97,6 +97,7 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
 
     agent.rewrite(build)
     removed = mem.backend.scrub(ctx.agent)
+    agent.refresh_caches()  # from memory, which holds nothing of the erased notes
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],

@@ -129,10 +129,34 @@ def test_a_cache_of_a_replaced_log_is_not_used(tmp_path: Path, small_threshold: 
     written = cache(tmp_path).read_bytes()
     with Memory.open(tmp_path) as mem:
         mem.forget(owner(), ids[0])
-        mem.compact(owner())  # rewrites the log (new inode) and removes derived caches
-    assert not cache(tmp_path).exists()
+        mem.compact(owner())  # rewrites the log (new inode) and its derived caches
+    assert cache(tmp_path).read_bytes() != written  # a fresh one, for the new log
     cache(tmp_path).write_bytes(written)  # an old cache put back by hand
     with Memory.open(tmp_path) as mem:
         live = [n.id for n in mem.list(owner(), status=None)]
     assert ids[0] not in live
     assert sorted(live) == sorted(ids[1:])
+
+
+def test_compaction_writes_the_caches_again_without_the_erased(
+    tmp_path: Path, small_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = populate(tmp_path, 0, 12)
+    with Memory.open(tmp_path) as mem:
+        mem.forget(owner(), ids[3])
+        report = mem.compact(owner())
+        assert ids[3] in report.notes_erased
+    assert cache(tmp_path).exists()  # written again after the scrub
+    assert b"option number 3." not in cache(tmp_path).read_bytes()
+    expected = snapshot_of(tmp_path)
+    assert ids[3] not in [i for i, _, _ in expected] and len(expected) == 11
+    scanned: list[int] = []
+    observe = State.observe
+
+    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
+        scanned.append(pos)
+        return observe(self, data, pos)
+
+    monkeypatch.setattr(State, "observe", counting)
+    assert snapshot_of(tmp_path) == expected
+    assert scanned == []  # the reopen after compaction resumed from the fresh cache

@@ -17,7 +17,7 @@ is used only if the note is still indexed, in that scope, with that same
 text (and the embedder's name matches); every other note is embedded again.
 A missing, stale, foreign or damaged file therefore costs time, never
 correctness. Compaction removes the file (it may hold vectors of erased
-notes); it is written again from memory on the next change.
+notes) and writes it again from memory, where erased notes have no row.
 """
 
 from __future__ import annotations
@@ -249,6 +249,14 @@ class VectorIndex:
     def drop_prefetched(self) -> None:
         """Forget prefetched vectors (their write is done, or failed)."""
         self._ready = {}
+
+    def resnapshot(self) -> None:
+        """Write the cache file again with every row held (after it was removed)."""
+        if self.file is None:
+            return
+        with self._lock:
+            if self._loaded and len(self):
+                self.file.snapshot(self._all_records())
 
     def close(self) -> None:
         """Write queued cache records and release open files (the index stays usable)."""
