@@ -66,3 +66,21 @@ def test_a_write_by_another_process_to_an_evicted_scope_is_seen(
         writer.correct(dm(USERS[0]), target, "Likes gardening on Sundays.")
         assert reader.get(dm(USERS[0]), target).text == "Likes gardening on Sundays."
         assert reader.get(dm(USERS[0]), target).version == 2
+
+
+def test_reading_every_note_skips_one_caught_mid_write() -> None:
+    """A note another thread has cataloged but not folded yet (or has just erased) is
+    left out of ``notes.values()`` instead of raising KeyError in the reader."""
+    from remem.core.projection import State, scope_key
+    from remem.testing.contract import remembered
+
+    state = State("a", loader=lambda positions: [])
+    event = remembered("Folded normally.")
+    state.record(event, 0)
+    key = scope_key(event.scope, event.scope_id)
+    state.ensure(key)
+    # Cataloged in a loaded scope, not folded yet: what a reader can see mid-write.
+    state.home["note_mid_write"] = key
+    state.scopes[key]["note_mid_write"] = None
+    assert [n.id for n in state.notes.values()] == [event.note_id]
+    assert [i for i, _ in state.notes.items()] == [event.note_id]

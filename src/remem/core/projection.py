@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -244,9 +244,39 @@ class LazyNotes(Mapping[str, Note]):
     def __len__(self) -> int:
         return len(self._state.home)
 
+    def values(self) -> ValuesView[Note]:
+        """Every note; one another thread is still writing (cataloged, not yet folded)
+        or has just erased is left out rather than raising ``KeyError``."""
+        return _PresentValues(self)
+
+    def items(self) -> ItemsView[str, Note]:
+        return _PresentItems(self)
+
     def loaded(self, note_id: str) -> Note | None:
         """The note if it is materialized, without loading anything."""
         return self._data.get(note_id)
+
+
+class _PresentValues(ValuesView[Note]):
+    _mapping: LazyNotes
+
+    def __iter__(self) -> Iterator[Note]:
+        notes = self._mapping
+        for note_id in notes:
+            note = notes.get(note_id)
+            if note is not None:
+                yield note
+
+
+class _PresentItems(ItemsView[str, Note]):
+    _mapping: LazyNotes
+
+    def __iter__(self) -> Iterator[tuple[str, Note]]:
+        notes = self._mapping
+        for note_id in notes:
+            note = notes.get(note_id)
+            if note is not None:
+                yield note_id, note
 
 
 Loader = Callable[[Sequence[int]], list[Event]]
