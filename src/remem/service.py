@@ -259,14 +259,12 @@ class Memory:
         instead of creating a duplicate. Raises ``Denied``, ``Rejected`` or
         ``InvalidInput``; nothing is written when it raises.
         """
-        from remem.writes import plan_remember  # local: writes imports this module
+        from remem.writes import commit_plan, plan_remember  # local: writes imports this
 
-        agent = self._agent(ctx)
-
-        def build(state: State) -> tuple[builtins.list[Event], str]:
-            # Checked under the writer lock, against the state as it is now: a steward
-            # removed or a policy changed by another process a moment ago counts.
-            request = plan_remember(
+        return commit_plan(
+            self,
+            ctx,
+            lambda state: plan_remember(
                 self,
                 ctx,
                 text,
@@ -281,11 +279,8 @@ class Memory:
                 source=source,
                 said_at=said_at,
                 state=state,
-            )
-            return request.build(self, ctx, state)
-
-        note_id = agent.write(build)
-        return agent.state.notes[note_id]
+            ),
+        )
 
     def _change(
         self,

@@ -8,7 +8,7 @@ current state (duplicates, limits) under the lock.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -172,12 +172,12 @@ def plan_remember(
     expires_at: datetime | str | None,
     source: Source | dict[str, Any] | str | None,
     said_at: datetime | str | None,
-    state: State | None = None,
+    state: State,
 ) -> RememberPlan:
-    """Resolve and check a remember request; raises before anything is written.
-
-    ``state``: the state to check against (under the writer lock); by default the
-    agent's, caught up now."""
+    """Resolve and check a remember request against ``state``; raises before anything is
+    written. Called under the writer lock (:func:`commit_plan`), so the checks see the
+    state as it is at that moment: a steward removed or a policy changed by another
+    process a moment ago counts."""
     if not isinstance(text, str):
         raise InvalidInput("text must be a string")
     text = " ".join(text.split())
@@ -187,8 +187,6 @@ def plan_remember(
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
     resolved_id = mem._resolve_scope_id(ctx, parsed_scope, scope_id)
-    if state is None:
-        state = mem._state(ctx)
     mem._require(ctx, state, Action.CREATE, Target(parsed_scope, resolved_id, ctx.actor))
     if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
         raise Denied(
@@ -233,7 +231,15 @@ def check_write_policy(text: str, kind: Kind, limits: Limits) -> None:
     check_note_text(text, max_chars=limits.max_note_chars)
 
 
-__all__ = ["RememberPlan", "check_write_policy", "default_kind", "default_scope", "plan_remember"]
+__all__ = [
+    "RememberPlan",
+    "check_write_policy",
+    "commit_plan",
+    "default_kind",
+    "default_scope",
+    "plan_remember",
+    "remember_as",
+]
 
 
 def remember_as(
@@ -253,21 +259,32 @@ def remember_as(
 ) -> Note:
     """``remember`` for formation: records who said it (``author``) and may quarantine
     (``status``, e.g. ``unverified``)."""
+
+    def plan(state: State) -> RememberPlan:
+        planned = plan_remember(
+            mem,
+            ctx,
+            text,
+            scope=scope,
+            scope_id=None,
+            kind=kind,
+            basis=basis,
+            subject=subject,
+            tags=tags,
+            pinned=False,
+            expires_at=None,
+            source=message_id,
+            said_at=said_at,
+            state=state,
+        )
+        source = replace(planned.source, author_id=author)
+        return replace(planned, source=source, status=status)
+
+    return commit_plan(mem, ctx, plan)
+
+
+def commit_plan(mem: Memory, ctx: RunContext, plan: Callable[[State], RememberPlan]) -> Note:
+    """Plan a remember and write it, both under the writer lock; returns the note."""
     agent = mem._agent(ctx)
-    plan = plan_remember(
-        mem,
-        ctx,
-        text,
-        scope=scope,
-        scope_id=None,
-        kind=kind,
-        basis=basis,
-        subject=subject,
-        tags=tags,
-        pinned=False,
-        expires_at=None,
-        source=message_id,
-        said_at=said_at,
-    )
-    plan = replace(plan, source=replace(plan.source, author_id=author), status=status)
-    return agent.state.notes[agent.write(lambda state: plan.build(mem, ctx, state))]
+    note_id = agent.write(lambda state: plan(state).build(mem, ctx, state))
+    return agent.state.notes[note_id]
