@@ -222,12 +222,11 @@ class Prepared:
     """
 
     versions: tuple[int, ...]
-    candidates: list[str]
-    excluded: dict[str, list[str]]
     notes: list[Note]
     valid_until: datetime | None
     columns: Columns | None
-    #: What every trace of this preparation shares (see ``trace.shared_candidates``).
+    #: What every trace of this preparation shares (see ``trace.shared_candidates``): the
+    #: kept candidates and those the filters and dedupe excluded, by reason.
     shared: dict[str, Any] = field(default_factory=dict)
 
 
@@ -266,15 +265,12 @@ def prepare(
     current = current_keys(ctx)
     unique, collapsed = collapse(allowed, current)
     unique.sort(key=lambda n: n.id)
-    grouped = group_by_reason(excluded + collapsed)
     prepared = Prepared(
         versions=versions,
-        candidates=[n.id for n in candidates],
-        excluded=grouped,
         notes=unique,
         valid_until=_deadline(unique, policy),
         columns=Columns(unique, current) if numpy_available() else None,
-        shared=shared_candidates([n.id for n in unique], grouped),
+        shared=shared_candidates([n.id for n in unique], group_by_reason(excluded + collapsed)),
     )
     if len(agent.recall_cache) >= RECALL_CACHE_SIZE:
         agent.recall_cache.pop(next(iter(agent.recall_cache)))

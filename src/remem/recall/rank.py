@@ -197,13 +197,15 @@ class Columns:
         import numpy as np
 
         n = len(self.ids)
-        at, known = self._rows_of(rows)
-        if not rows or not n:
+        if not n or not rows:
             return np.zeros(n)
         pooled = rows[0][1] if len(rows) == 1 else np.concatenate([r for _, r in rows])
-        top = float(pooled.max()) if len(pooled) else 0.0
+        if not len(pooled):
+            return np.zeros(n)
+        at, known = self._rows_of(rows)
+        top = float(pooled.max())
         scale = 1.0 / top if top > 0 else 0.0
-        return np.where(known, pooled[at], 0.0) * scale if len(pooled) else np.zeros(n)
+        return np.where(known, pooled[at], 0.0) * scale
 
     def rank_gathered(
         self, rel: Any, now: datetime, has_query: bool
