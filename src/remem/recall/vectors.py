@@ -238,13 +238,9 @@ class VectorIndex:
         its new text while the log's fsync waits for the disk; nothing in the index
         changes). Failures are left for :meth:`update` to meet, retry and report."""
         try:
-            vectors = self.embedder.embed(list(texts))
-            if vectors.shape != (len(texts), self.dim):
-                return
-            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+            self._ready = self._quantized(texts)
         except Exception:
             return
-        self._ready = {text: (q[i], float(scale[i])) for i, text in enumerate(texts)}
 
     def drop_prefetched(self) -> None:
         """Forget prefetched vectors (their write is done, or failed)."""
@@ -425,21 +421,17 @@ class VectorIndex:
         """Embed (or take prefetched) and place ``todo``; the file records to append, or
         ``None`` on failure."""
         ready = self._ready
-        rest = [item for item in todo if item[0].text not in ready]
+        rest = [note.text for note, _, _ in todo if note.text not in ready]
         fresh: dict[str, tuple[NDArray[np.int8], float]] = {}
         if rest:
             try:
-                vectors = self.embedder.embed([note.text for note, _, _ in rest])
-                if vectors.shape != (len(rest), self.dim):
-                    raise ValueError(f"embedder returned shape {vectors.shape}")
+                fresh = self._quantized(rest)
             except Exception as exc:  # a remote embedder may fail in many ways; retry later
                 self._pending.update(note.id for note, _, _ in todo)
                 # Do not retry the backlog on every write while the embedder is down.
                 self._retry_at = time.monotonic() + RETRY_SECONDS
                 log.warning("could not embed %d note(s), will retry: %s", len(rest), exc)
                 return None
-            q, scale = quantize(np.asarray(vectors, dtype=np.float32))
-            fresh = {note.text: (q[i], float(scale[i])) for i, (note, _, _) in enumerate(rest)}
         records = []
         for note, key, fp in todo:
             row, row_scale = fresh.get(note.text) or ready[note.text]
@@ -448,6 +440,15 @@ class VectorIndex:
             if self.file is not None:
                 records.append(self.file.record(note.id, fp, row_scale, row.tobytes()))
         return records
+
+    def _quantized(self, texts: Sequence[str]) -> dict[str, tuple[NDArray[np.int8], float]]:
+        """Each text's int8 vector and scale; raises what the embedder raises, or
+        ``ValueError`` for a result of the wrong shape."""
+        vectors = self.embedder.embed(list(texts))
+        if vectors.shape != (len(texts), self.dim):
+            raise ValueError(f"embedder returned shape {vectors.shape}")
+        q, scale = quantize(np.asarray(vectors, dtype=np.float32))
+        return {text: (q[i], float(scale[i])) for i, text in enumerate(texts)}
 
     def _place(
         self, note_id: str, key: ScopeKey, q: NDArray[np.int8], scale: float, fp: int
