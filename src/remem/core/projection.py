@@ -250,7 +250,15 @@ class LazyNotes(Mapping[str, Note]):
         return _PresentValues(self)
 
     def items(self) -> ItemsView[str, Note]:
+        """As :meth:`values`, with ids."""
         return _PresentItems(self)
+
+    def present(self) -> Iterator[tuple[str, Note]]:
+        """(id, note) for every note that can be read now (see :meth:`values`)."""
+        for note_id in self:
+            note = self.get(note_id)
+            if note is not None:
+                yield note_id, note
 
     def loaded(self, note_id: str) -> Note | None:
         """The note if it is materialized, without loading anything."""
@@ -261,22 +269,14 @@ class _PresentValues(ValuesView[Note]):
     _mapping: LazyNotes
 
     def __iter__(self) -> Iterator[Note]:
-        notes = self._mapping
-        for note_id in notes:
-            note = notes.get(note_id)
-            if note is not None:
-                yield note
+        return (note for _, note in self._mapping.present())
 
 
 class _PresentItems(ItemsView[str, Note]):
     _mapping: LazyNotes
 
     def __iter__(self) -> Iterator[tuple[str, Note]]:
-        notes = self._mapping
-        for note_id in notes:
-            note = notes.get(note_id)
-            if note is not None:
-                yield note_id, note
+        return self._mapping.present()
 
 
 Loader = Callable[[Sequence[int]], list[Event]]

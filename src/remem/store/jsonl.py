@@ -241,21 +241,20 @@ class JsonlTraceLog:
 
     def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
         line = seal(orjson.dumps(record))
-        ref = None if shared is None else str(shared["ref"])
         try:
             with self._file.locked_blind() as fd:
                 st = os.fstat(fd)
                 if self._file.generation != self._written[0]:
                     self._written = (self._file.generation, set())
-                if ref is not None and ref not in self._written[1]:
-                    assert shared is not None
+                if shared is not None and shared["ref"] not in self._written[1]:
                     line = seal(orjson.dumps({**shared, "type": "shared"})) + line
                 if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
                     line = b"\n" + line  # a torn trace stays a line of its own
                 os.write(fd, line)
         except OSError as exc:
             raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
-        if ref is not None and shared is not None:
+        if shared is not None:
+            ref = str(shared["ref"])
             self._written[1].add(ref)
             self._keep_shared(ref, shared)
         self._recent.append(record)

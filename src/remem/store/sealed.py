@@ -24,7 +24,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -283,7 +282,7 @@ class SealedFile(Generic[T]):
 
         With ``visit``, what others appended goes to the visitor (see :meth:`read_new`).
         """
-        with self._lock.held():
+        with self._lock:
             ino = self._ino
             records, reset = self.read_new(visit)
             # A log that is new, gone or replaced may mean a moved directory (an agent sent
@@ -294,15 +293,12 @@ class SealedFile(Generic[T]):
             self._repair_tail()
             yield records, reset
 
-    def locked_blind(self) -> AbstractContextManager[int]:
+    @contextlib.contextmanager
+    def locked_blind(self) -> Iterator[int]:
         """The writer lock without reading what others appended: yields a descriptor
         for appending (the current file, created if missing). For derived files whose
         readers scan the file themselves (traces)."""
-        return self._blind()
-
-    @contextlib.contextmanager
-    def _blind(self) -> Iterator[int]:
-        with self._lock.held():
+        with self._lock:
             try:
                 st = os.stat(self.path)
             except FileNotFoundError:
@@ -488,11 +484,8 @@ class _LockFile:
         self._mutex = threading.RLock()
         self._depth = 0
 
-    def held(self) -> _LockFile:
-        """``with lock.held():`` holds the lock (re-entrant within a thread)."""
-        return self
-
     def __enter__(self) -> None:
+        """``with lock:`` holds it (re-entrant within a thread)."""
         if self._fd is not None and self._pid != os.getpid():
             # A forked child: the inherited descriptor shares the parent's lock, and the
             # mutex and depth copied from the parent say nothing about this process.
@@ -519,7 +512,7 @@ class _LockFile:
             self._mutex.release()
 
     def check(self) -> bool:
-        """Under :meth:`held`: make sure the lock is on the file now at ``path``; True
+        """While held: make sure the lock is on the file now at ``path``; True
         when it was not and the lock was taken again on the right file."""
         try:
             current = os.stat(self.path).st_ino
