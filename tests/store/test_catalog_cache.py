@@ -35,6 +35,19 @@ def snapshot_of(data: Path) -> list[tuple[str, str, str]]:
         return [(n.id, n.status.value, n.text) for n in mem.list(owner(), status=None)]
 
 
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """From now on, the log position of every line a full scan observes."""
+    scanned: list[int] = []
+    observe = State.observe
+
+    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
+        scanned.append(pos)
+        return observe(self, data, pos)
+
+    monkeypatch.setattr(State, "observe", counting)
+    return scanned
+
+
 @pytest.fixture
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     # Write the cache after any scan, so small logs exercise it.
@@ -56,14 +69,7 @@ def test_a_big_scan_writes_the_cache_and_a_reopen_uses_it(
     ids = populate(tmp_path, 0, 12)
     expected = snapshot_of(tmp_path)  # full scan: writes the cache
     assert cache(tmp_path).exists()
-    scanned: list[int] = []
-    observe = State.observe
-
-    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
-        scanned.append(pos)
-        return observe(self, data, pos)
-
-    monkeypatch.setattr(State, "observe", counting)
+    scanned = count_scans(monkeypatch)
     assert snapshot_of(tmp_path) == expected
     assert scanned == []  # resumed from the cache: no log line was scanned again
     cache(tmp_path).unlink()
@@ -77,14 +83,7 @@ def test_a_first_write_after_opening_also_resumes_from_the_cache(
 ) -> None:
     populate(tmp_path, 0, 12)
     expected = snapshot_of(tmp_path)  # writes the cache
-    scanned: list[int] = []
-    observe = State.observe
-
-    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
-        scanned.append(pos)
-        return observe(self, data, pos)
-
-    monkeypatch.setattr(State, "observe", counting)
+    scanned = count_scans(monkeypatch)
     with Memory.open(tmp_path) as mem:
         note = mem.remember(dm("u:new"), "Written first thing after opening.")
     assert scanned == []  # the write opened the agent from the cache, not by a scan
@@ -150,13 +149,6 @@ def test_compaction_writes_the_caches_again_without_the_erased(
     assert b"option number 3." not in cache(tmp_path).read_bytes()
     expected = snapshot_of(tmp_path)
     assert ids[3] not in [i for i, _, _ in expected] and len(expected) == 11
-    scanned: list[int] = []
-    observe = State.observe
-
-    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
-        scanned.append(pos)
-        return observe(self, data, pos)
-
-    monkeypatch.setattr(State, "observe", counting)
+    scanned = count_scans(monkeypatch)
     assert snapshot_of(tmp_path) == expected
     assert scanned == []  # the reopen after compaction resumed from the fresh cache
