@@ -202,7 +202,7 @@ class AgentLog:
             if not events:
                 return result
             try:
-                appended = txn.append(events, self._prefetch if self._embeds(events) else None)
+                appended = txn.append(events, self._prefetch(events))
                 # Durable now: only then does this process's projection take the events.
                 for event, pos in zip(appended, txn.positions, strict=True):
                     self.state.record(event, pos)
@@ -212,20 +212,15 @@ class AgentLog:
                     self.vectors.drop_prefetched()
             return result
 
-    def _embeds(self, events: Sequence[Event]) -> bool:
-        """Whether writing ``events`` will embed text (else the fsync has no company)."""
-        return self.vectors is not None and any(
-            isinstance(e, Remembered | Corrected) and e.text for e in events
-        )
-
-    def _prefetch(self, appended: list[Event], positions: list[int]) -> None:
-        """What can be computed while the append is made durable, touching nothing live:
-        the vectors of new text (placed by the index update that follows the fsync)."""
-        if self.vectors is None:
-            return
-        texts = [e.text for e in appended if isinstance(e, Remembered | Corrected) and e.text]
-        if texts:
-            self.vectors.prefetch(texts)
+    def _prefetch(self, events: Sequence[Event]) -> Callable[[list[Event], list[int]], None] | None:
+        """What can be computed while ``events`` are made durable, touching nothing live:
+        the vectors of their new text (placed by the index update after the fsync).
+        None when there is no such text: then the fsync needs no helper thread."""
+        vectors = self.vectors
+        texts = [e.text for e in events if isinstance(e, Remembered | Corrected) and e.text]
+        if vectors is None or not texts:
+            return None
+        return lambda appended, positions: vectors.prefetch(texts)
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""
