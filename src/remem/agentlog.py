@@ -4,6 +4,11 @@ Every read first catches up with what other processes appended; every write
 runs under the log's exclusive lock: catch up, validate against the fresh
 state, append durably, then apply to RAM. What needs no live state (the new
 text's embedding) is computed while the fsync waits for the disk.
+
+The recall indexes (lexical, vectors) are derived from the projection. After a
+``remember`` they catch up later, never earlier: during the next write's fsync
+(whose wait leaves the CPU free) or before the next read, whichever comes first.
+Every other change (a forget, a correction...) reaches them before its write returns.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from remem.core.events import Corrected, Event, Remembered
+from remem.core.events import Corrected, Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
@@ -26,6 +31,9 @@ from remem.store.atomic import replace_file
 from remem.store.base import Backend, EventLog, TraceLog
 
 R = TypeVar("R")
+#: Events whose index upkeep may wait for the next write or read: they add or
+#: reinforce notes. Every other change reaches the indexes before its write returns.
+_DEFERRABLE = (Remembered, Reinforced)
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the
@@ -57,6 +65,8 @@ class AgentLog:
         #: Prepared recall candidates by run shape (see remem.recall.engine.prepare).
         self.recall_cache: dict[Any, Any] = {}
         self._seen: list[Event] = []
+        #: Events this process wrote (durable, folded) that the indexes have not taken yet.
+        self._unindexed: list[Event] = []
         self._scanned = 0
         self._opened = False
         cache_path = getattr(backend, "cache_path", None)
@@ -74,7 +84,10 @@ class AgentLog:
             self.on_change(self._update_vectors)
 
     def close(self) -> None:
-        """Release open files of the derived indexes (the logs close with the backend)."""
+        """Bring the indexes up to date and release their open files (the logs close with
+        the backend)."""
+        with self.lock:
+            self._index_pending()
         if self.vectors is not None:
             self.vectors.close()
 
@@ -127,10 +140,15 @@ class AgentLog:
     def _reset(self) -> None:
         self.state = self._new_state()
         self._seen = []
+        self._unindexed = []  # the reset rebuilds the indexes from the new state
+        if self.vectors is not None:
+            self.vectors.drop_prefetched()
         self.recall_cache.clear()
 
     def _catch_up(self, reset: bool) -> None:
         seen, self._seen = self._seen, []
+        if seen:
+            self._index_pending()  # this process's writes came first
         self._notify(seen, reset)
         if self._scanned >= FREEZE_AFTER:
             gc.freeze()
@@ -145,6 +163,7 @@ class AgentLog:
             reset = self.log.scan_new(self._visit, self._reset)
             scanned = self._scanned
             self._catch_up(reset)
+            self._index_pending()
             if scanned >= FREEZE_AFTER:
                 self._save_catalog()
             return self.state
@@ -171,6 +190,7 @@ class AgentLog:
         """Write the derived caches again from memory (after compaction scrubbed them), so
         that the next open of a large log need not scan it. Holds no note text."""
         with self.lock:
+            self._index_pending()
             mark = self.log.mark()
             if mark is not None and int(mark.get("lineno", 0)) >= FREEZE_AFTER:
                 self._save_catalog()
@@ -202,25 +222,55 @@ class AgentLog:
             if not events:
                 return result
             try:
-                appended = txn.append(events, self._prefetch(events))
-                # Durable now: only then does this process's projection take the events.
-                for event, pos in zip(appended, txn.positions, strict=True):
-                    self.state.record(event, pos)
-                self._notify(appended, False)
-            finally:
+                appended = txn.append(events, self._meanwhile(events))
+            except BaseException:
                 if self.vectors is not None:
                     self.vectors.drop_prefetched()
+                raise
+            # Durable now: only then does this process's projection take the events.
+            for event, pos in zip(appended, txn.positions, strict=True):
+                self.state.record(event, pos)
+            self._unindexed.extend(appended)
+            if not all(isinstance(e, _DEFERRABLE) for e in appended):
+                self._index_pending()  # forgets, corrections...: out of the indexes at once
             return result
 
-    def _prefetch(self, events: Sequence[Event]) -> Callable[[list[Event], list[int]], None] | None:
-        """What can be computed while ``events`` are made durable, touching nothing live:
-        the vectors of their new text (placed by the index update after the fsync).
-        None when there is no such text: then the fsync needs no helper thread."""
+    def _index_pending(self) -> None:
+        """Give the indexes the events this process wrote since they last caught up
+        (called with :attr:`lock` held, or by the fsync helper of its holder)."""
+        events, self._unindexed = self._unindexed, []
+        if not events:
+            return
+        try:
+            self._notify(events, False)
+        except BaseException:
+            self._unindexed[:0] = events  # tried again by the next read or write
+            raise
+        finally:
+            if self.vectors is not None:
+                self.vectors.drop_prefetched()
+
+    def _meanwhile(
+        self, events: Sequence[Event]
+    ) -> Callable[[list[Event], list[int]], None] | None:
+        """What runs while ``events`` are made durable, touching nothing the write decides:
+        the indexes take earlier writes' events (durable and folded), and the new text is
+        embedded ahead of the update that places it. None when there is nothing to do:
+        then the fsync needs no helper thread."""
         vectors = self.vectors
         texts = [e.text for e in events if isinstance(e, Remembered | Corrected) and e.text]
-        if vectors is None or not texts:
+        if not self._unindexed and (vectors is None or not texts):
             return None
-        return lambda appended, positions: vectors.prefetch(texts)
+
+        def meanwhile(appended: list[Event], positions: list[int]) -> None:
+            try:
+                self._index_pending()
+            except Exception as exc:  # the write stands; the next read retries and reports
+                log.warning("index upkeep failed, will retry before the next read: %s", exc)
+            if vectors is not None and texts:
+                vectors.prefetch(texts)
+
+        return meanwhile
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""

@@ -24,7 +24,7 @@ from providers.fakes import HashEmbedder  # noqa: E402
 from remem import Memory  # noqa: E402
 from remem.core.model import Scope  # noqa: E402
 from remem.recall.relevance import HYBRID, LEXICAL  # noqa: E402
-from remem.recall.vectors import VectorBlock, VectorIndex, quantize  # noqa: E402
+from remem.recall.vectors import VectorBlock, VectorIndex, fingerprint, quantize  # noqa: E402
 
 from .helpers import AGENT, ALICE, Clock, dm_alice, dm_bob, owner  # noqa: E402
 
@@ -60,6 +60,13 @@ def index_of(mem: Memory) -> VectorIndex:
     agent.sync()
     assert agent.vectors is not None
     return agent.vectors
+
+
+def unsynced_index_of(mem: Memory) -> VectorIndex:
+    """The index as it stands, without the catch-up every read does first."""
+    vectors = mem._agent(owner()).vectors
+    assert vectors is not None
+    return vectors
 
 
 def cache_file(data_dir: Path) -> Path:
@@ -434,23 +441,25 @@ def test_a_write_embeds_its_text_once_while_the_log_syncs(
     vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The new note's text is embedded during the fsync, in the helper thread; the note
-    reaches the projection and the index after it (RAM only once durable) and is there
-    when ``remember`` returns."""
+    reaches the projection after it (RAM only once durable). The index places the vector
+    later, never earlier: during the next write's fsync or before the next read."""
     import os
     import threading
 
-    index = index_of(vmem)
+    index = unsynced_index_of(vmem)
     syncing = threading.Event()
     seen: list[tuple[bool, bool]] = []
     real_fsync, real_embed = os.fsync, embedder.embed
 
     agent = vmem._agent(dm_alice())
     known_during_fsync: list[set[str]] = []
+    indexed_during_fsync: list[set[str]] = []
 
     def fsync(fd: int) -> None:
         syncing.set()
         known_during_fsync.append(set(agent.state.home))
         real_fsync(fd)
+        indexed_during_fsync.append({i for b in index.blocks.values() for i in b.ids})
 
     def embed(texts: list[str]) -> object:
         in_helper = threading.current_thread() is not threading.main_thread()
@@ -460,10 +469,63 @@ def test_a_write_embeds_its_text_once_while_the_log_syncs(
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(embedder, "embed", embed)
     embedder.reset()
-    note = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
+    first = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
     assert seen == [(True, True)]  # once, in the helper, with the fsync under way
-    assert note.id in index
-    assert known_during_fsync and all(note.id not in known for known in known_during_fsync)
+    assert known_during_fsync and all(first.id not in known for known in known_during_fsync)
+    assert first.id not in index  # not yet: nothing has read since
+
+    second = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
+    # The first note's vector was placed during the second write's fsync, from the
+    # vector embedded during its own (no second embedding of that text).
+    assert seen == [(True, True), (True, True)]
+    assert first.id in indexed_during_fsync[-1]
+    assert first.id in index and second.id not in index
+
+    vmem.get(dm_alice(), first.id)  # any read brings the indexes up to date first
+    assert second.id in index
+    assert len(seen) == 2
+    assert not index._ready  # no text is kept once its vector is placed
+
+
+def test_a_recall_right_after_a_write_ranks_it_by_its_vector(vmem: Memory) -> None:
+    vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
+    note = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
+    result = vmem.recall(dm_alice(), "tomatoes")
+    assert result.retrieval == "hybrid"
+    assert [n.id for n in result.notes][:1] == [note.id]
+    assert note.id in index_of(vmem)
+
+
+def test_changes_other_than_new_notes_reach_the_index_before_the_write_returns(
+    vmem: Memory,
+) -> None:
+    index = unsynced_index_of(vmem)
+    kept = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
+    gone = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
+    vmem.forget(dm_alice(), gone.id)  # also places the pending vectors first
+    assert kept.id in index and gone.id not in index
+    corrected = vmem.correct(dm_alice(), kept.id, "Alice keeps two hives of bees.")
+    fp = fingerprint(corrected.text)
+    block = next(b for b in index.blocks.values() if b.row(kept.id) >= 0)
+    assert int(block.fps[block.row(kept.id)]) == fp
+
+
+def test_close_writes_the_vectors_of_notes_no_read_indexed(
+    data_dir: Path, clock: Clock, embedder: HashEmbedder
+) -> None:
+    texts = [f"Alice note number {i} about bees." for i in range(3)]
+    with Memory.open(data_dir, clock=clock) as mem:
+        notes = [mem.remember(dm_alice(), text) for text in texts]
+        assert notes[-1].id not in unsynced_index_of(mem)
+    embedder.reset()
+    again = reopen(data_dir, clock)
+    try:
+        again.recall(dm_alice(), "bees")
+        index = index_of(again)
+        assert all(n.id in index for n in notes)
+        assert embedder.embedded(texts) == 0  # every vector came from the cache file
+    finally:
+        again.close()
 
 
 def test_quantizing_one_row_matches_quantizing_it_in_a_batch() -> None:

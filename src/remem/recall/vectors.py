@@ -48,6 +48,8 @@ log = logging.getLogger("remem.embeddings")
 EMBED_CHUNK = 1024
 #: After an embedding failure, notes waiting for a vector are retried this much later.
 RETRY_SECONDS = 60.0
+#: Prefetched vectors kept at most (a bound for writes whose update never came).
+PREFETCH_KEPT = 256
 _GROW = 1.25
 _MIN_CAP = 8
 
@@ -236,14 +238,18 @@ class VectorIndex:
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed ``texts`` ahead of the :meth:`update` that will place them (a write embeds
         its new text while the log's fsync waits for the disk; nothing in the index
-        changes). Failures are left for :meth:`update` to meet, retry and report."""
+        changes). Kept until an update places them or :meth:`drop_prefetched`. Failures
+        are left for :meth:`update` to meet, retry and report."""
         try:
-            self._ready = self._quantized(texts)
+            ready = self._quantized(texts)
         except Exception:
             return
+        if len(self._ready) > PREFETCH_KEPT:
+            self._ready = {}
+        self._ready.update(ready)
 
     def drop_prefetched(self) -> None:
-        """Forget prefetched vectors (their write is done, or failed)."""
+        """Forget prefetched vectors (their update is done, or their write failed)."""
         self._ready = {}
 
     def resnapshot(self) -> None:
