@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from remem.core.events import Corrected, Event, Reinforced, Remembered
+from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
@@ -141,8 +141,6 @@ class AgentLog:
         self.state = self._new_state()
         self._seen = []
         self._unindexed = []  # the reset rebuilds the indexes from the new state
-        if self.vectors is not None:
-            self.vectors.drop_prefetched()
         self.recall_cache.clear()
 
     def _catch_up(self, reset: bool) -> None:
@@ -221,12 +219,7 @@ class AgentLog:
             events, result = build(self.state)
             if not events:
                 return result
-            try:
-                appended = txn.append(events, self._meanwhile(events))
-            except BaseException:
-                if self.vectors is not None:
-                    self.vectors.drop_prefetched()
-                raise
+            appended = txn.append(events, self._meanwhile(events))
             # Durable now: only then does this process's projection take the events.
             for event, pos in zip(appended, txn.positions, strict=True):
                 self.state.record(event, pos)
@@ -246,20 +239,14 @@ class AgentLog:
         except BaseException:
             self._unindexed[:0] = events  # tried again by the next read or write
             raise
-        finally:
-            if self.vectors is not None:
-                self.vectors.drop_prefetched()
 
     def _meanwhile(
         self, events: Sequence[Event]
     ) -> Callable[[list[Event], list[int]], None] | None:
-        """What runs while ``events`` are made durable, touching nothing the write decides:
-        the indexes take earlier writes' events (durable and folded), and the new text is
-        embedded ahead of the update that places it. None when there is nothing to do:
-        then the fsync needs no helper thread."""
-        vectors = self.vectors
-        texts = [e.text for e in events if isinstance(e, Remembered | Corrected) and e.text]
-        if not self._unindexed and (vectors is None or not texts):
+        """What runs while ``events`` are made durable: the indexes take the events of
+        earlier writes (durable and folded), embedding their new text. None when none
+        wait: then the fsync needs no helper thread."""
+        if not self._unindexed:
             return None
 
         def meanwhile(appended: list[Event], positions: list[int]) -> None:
@@ -267,8 +254,6 @@ class AgentLog:
                 self._index_pending()
             except Exception as exc:  # the write stands; the next read retries and reports
                 log.warning("index upkeep failed, will retry before the next read: %s", exc)
-            if vectors is not None and texts:
-                vectors.prefetch(texts)
 
         return meanwhile
 

@@ -118,6 +118,7 @@ def test_forgetting_removes_the_vector_at_once(vmem: Memory, clock: Clock) -> No
 
 def test_a_correction_is_embedded_again(vmem: Memory, clock: Clock, embedder: HashEmbedder) -> None:
     note = vmem.remember(dm_alice(), "Alice's cat is called Miso.")
+    assert note.id in index_of(vmem)  # read: the new note is embedded first
     before = embedder.calls
     vmem.pin(dm_alice(), note.id)  # nothing the vector depends on changed
     assert embedder.calls == before
@@ -437,54 +438,52 @@ def test_rows_stay_small_and_in_id_order() -> None:
     assert len(block.scale) < 1000
 
 
-def test_a_write_embeds_its_text_once_while_the_log_syncs(
+def test_a_remember_is_indexed_during_the_next_fsync_or_before_the_next_read(
     vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The new note's text is embedded during the fsync, in the helper thread; the note
-    reaches the projection after it (RAM only once durable). The index places the vector
-    later, never earlier: during the next write's fsync or before the next read."""
+    """The note reaches the projection after its fsync (RAM only once durable); the
+    index embeds and places it later, never earlier: in the helper thread during the
+    next write's fsync (the wait leaves the CPU free), or before the next read."""
     import os
     import threading
 
     index = unsynced_index_of(vmem)
     syncing = threading.Event()
-    seen: list[tuple[bool, bool]] = []
+    embedded: list[tuple[str, bool, bool]] = []  # text, in the helper, during an fsync
     real_fsync, real_embed = os.fsync, embedder.embed
 
     agent = vmem._agent(dm_alice())
     known_during_fsync: list[set[str]] = []
-    indexed_during_fsync: list[set[str]] = []
+    indexed_after_fsync: list[set[str]] = []
 
     def fsync(fd: int) -> None:
-        syncing.set()
         known_during_fsync.append(set(agent.state.home))
-        real_fsync(fd)
-        indexed_during_fsync.append({i for b in index.blocks.values() for i in b.ids})
+        syncing.set()
+        try:
+            real_fsync(fd)
+        finally:
+            syncing.clear()
+        indexed_after_fsync.append({i for b in index.blocks.values() for i in b.ids})
 
     def embed(texts: list[str]) -> object:
         in_helper = threading.current_thread() is not threading.main_thread()
-        seen.append((in_helper, syncing.is_set()))
+        embedded.extend((t, in_helper, syncing.is_set()) for t in texts)
         return real_embed(texts)
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(embedder, "embed", embed)
     embedder.reset()
     first = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
-    assert seen == [(True, True)]  # once, in the helper, with the fsync under way
-    assert known_during_fsync and all(first.id not in known for known in known_during_fsync)
-    assert first.id not in index  # not yet: nothing has read since
+    assert first.id not in known_during_fsync[-1]
+    assert embedded == [] and first.id not in index  # not yet: nothing has read since
 
     second = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
-    # The first note's vector was placed during the second write's fsync, from the
-    # vector embedded during its own (no second embedding of that text).
-    assert seen == [(True, True), (True, True)]
-    assert first.id in indexed_during_fsync[-1]
-    assert first.id in index and second.id not in index
+    assert embedded == [(first.text, True, True)]  # during the second write's fsync
+    assert first.id in indexed_after_fsync[-1] and second.id not in index
 
     vmem.get(dm_alice(), first.id)  # any read brings the indexes up to date first
     assert second.id in index
-    assert len(seen) == 2
-    assert not index._ready  # no text is kept once its vector is placed
+    assert embedded[1:] == [(second.text, False, False)]
 
 
 def test_a_recall_right_after_a_write_ranks_it_by_its_vector(vmem: Memory) -> None:

@@ -48,8 +48,6 @@ log = logging.getLogger("remem.embeddings")
 EMBED_CHUNK = 1024
 #: After an embedding failure, notes waiting for a vector are retried this much later.
 RETRY_SECONDS = 60.0
-#: Prefetched vectors kept at most (a bound for writes whose update never came).
-PREFETCH_KEPT = 256
 _GROW = 1.25
 _MIN_CAP = 8
 
@@ -206,8 +204,6 @@ class VectorIndex:
         self._pending: set[str] = set()
         self._retry_at = 0.0
         self._lock = threading.RLock()
-        #: Vectors embedded ahead of the update that places them (:meth:`prefetch`), by text.
-        self._ready: dict[str, tuple[NDArray[np.int8], float]] = {}
         self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
         self._loaded = False
 
@@ -234,23 +230,6 @@ class VectorIndex:
         return self._lock
 
     # -- upkeep ---------------------------------------------------------------------------
-
-    def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed ``texts`` ahead of the :meth:`update` that will place them (a write embeds
-        its new text while the log's fsync waits for the disk; nothing in the index
-        changes). Kept until an update places them or :meth:`drop_prefetched`. Failures
-        are left for :meth:`update` to meet, retry and report."""
-        try:
-            ready = self._quantized(texts)
-        except Exception:
-            return
-        if len(self._ready) > PREFETCH_KEPT:
-            self._ready = {}
-        self._ready.update(ready)
-
-    def drop_prefetched(self) -> None:
-        """Forget prefetched vectors (their update is done, or their write failed)."""
-        self._ready = {}
 
     def resnapshot(self) -> None:
         """Write the cache file again with every row held (after it was removed)."""
@@ -424,23 +403,19 @@ class VectorIndex:
         return row
 
     def _embed(self, todo: list[tuple[Note, ScopeKey, int]]) -> list[bytes] | None:
-        """Embed (or take prefetched) and place ``todo``; the file records to append, or
-        ``None`` on failure."""
-        ready = self._ready
-        rest = [note.text for note, _, _ in todo if note.text not in ready]
-        fresh: dict[str, tuple[NDArray[np.int8], float]] = {}
-        if rest:
-            try:
-                fresh = self._quantized(rest)
-            except Exception as exc:  # a remote embedder may fail in many ways; retry later
-                self._pending.update(note.id for note, _, _ in todo)
-                # Do not retry the backlog on every write while the embedder is down.
-                self._retry_at = time.monotonic() + RETRY_SECONDS
-                log.warning("could not embed %d note(s), will retry: %s", len(rest), exc)
-                return None
+        """Embed and place ``todo``; the file records to append, or ``None`` on failure."""
+        texts = list(dict.fromkeys(note.text for note, _, _ in todo))
+        try:
+            fresh = self._quantized(texts)
+        except Exception as exc:  # a remote embedder may fail in many ways; retry later
+            self._pending.update(note.id for note, _, _ in todo)
+            # Do not retry the backlog on every write while the embedder is down.
+            self._retry_at = time.monotonic() + RETRY_SECONDS
+            log.warning("could not embed %d note(s), will retry: %s", len(texts), exc)
+            return None
         records = []
         for note, key, fp in todo:
-            row, row_scale = fresh.get(note.text) or ready[note.text]
+            row, row_scale = fresh[note.text]
             self._place(note.id, key, row, row_scale, fp)
             self._pending.discard(note.id)
             if self.file is not None:
