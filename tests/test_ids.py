@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
+import pytest
+
+from remem.core import ids
 from remem.core.ids import is_id, new_id
 
 
@@ -31,3 +34,25 @@ def test_a_forked_child_never_repeats_its_parents_random_bits() -> None:
     # Same milliseconds on both sides: only the random part can tell them apart.
     assert not set(theirs) & set(ours)
     assert all(a[-16:] != b[-16:] for a, b in zip(theirs, ours, strict=True))
+
+
+def _decode(body: str) -> int:
+    alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    value = 0
+    for char in body:
+        value = value * 32 + alphabet.index(char)
+    return value
+
+
+def test_the_body_is_the_ulid_layout_time_then_random_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for ms in (0, 1, 1023, 1_764_600_000_123, 2**48 - 1):
+        # Ids never go back in time within a process: start each case afresh (and put
+        # the module's clock back afterwards).
+        monkeypatch.setattr(ids, "_last_ms", -1)
+        first = new_id("ev", now_ms=ms)
+        second = new_id("ev", now_ms=ms)  # same millisecond: the random part counts up
+        assert _decode(first[3:13]) == ms and _decode(second[3:13]) == ms
+        assert _decode(second[13:]) == (_decode(first[13:]) + 1) % 2**80
+        assert 0 <= _decode(first[13:]) < 2**80

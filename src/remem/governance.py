@@ -21,6 +21,7 @@ from remem.policy.authz import Action, Target
 from remem.policy.config import Limits
 from remem.policy.guard import find_sensitive
 from remem.policy.layers import channel_settings, inferred_rank
+from remem.writes import check_write_policy
 
 if TYPE_CHECKING:
     from remem.recall.engine import RecallPolicy
@@ -194,8 +195,6 @@ def screen_write(
     scope: Scope,
     scope_id: str | None,
 ) -> None:
-    from remem.writes import check_write_policy
-
     check_write_policy(text, kind, limits)
     if basis is not Basis.INFERRED:
         return

@@ -36,19 +36,6 @@ os.register_at_fork(after_in_child=_forget_pool)
 _PAIRS = [_ALPHABET[i >> 5] + _ALPHABET[i & 31] for i in range(1024)]
 
 
-def _encode(value: int, length: int) -> str:
-    """``value`` as ``length`` base32 characters, most significant first."""
-    pairs = _PAIRS
-    chars = []
-    if length & 1:
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    for _ in range(length >> 1):
-        chars.append(pairs[value & 1023])
-        value >>= 10
-    return "".join(reversed(chars))
-
-
 def new_id(prefix: str, *, now_ms: int | None = None) -> str:
     """Return ``prefix_`` + a 26-character ULID body, monotonic within this process."""
     global _last_ms, _last_rand, _pool
@@ -63,7 +50,13 @@ def new_id(prefix: str, *, now_ms: int | None = None) -> str:
             rand = int.from_bytes(_pool[:10], "big")
             _pool = _pool[10:]
         _last_ms, _last_rand = ms, rand
-    return f"{prefix}_{_encode(ms, 10)}{_encode(rand & ((1 << 80) - 1), 16)}"
+    p = _PAIRS  # 10-bit pairs, most significant first, unrolled: one id per event written
+    return (
+        f"{prefix}_{p[(ms >> 40) & 1023]}{p[(ms >> 30) & 1023]}{p[(ms >> 20) & 1023]}"
+        f"{p[(ms >> 10) & 1023]}{p[ms & 1023]}{p[(rand >> 70) & 1023]}{p[(rand >> 60) & 1023]}"
+        f"{p[(rand >> 50) & 1023]}{p[(rand >> 40) & 1023]}{p[(rand >> 30) & 1023]}"
+        f"{p[(rand >> 20) & 1023]}{p[(rand >> 10) & 1023]}{p[rand & 1023]}"
+    )
 
 
 def is_id(value: object, prefix: str) -> bool:

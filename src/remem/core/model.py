@@ -183,7 +183,8 @@ def utcnow() -> datetime:
 
 def format_ts(value: datetime) -> str:
     """Canonical timestamp text: UTC, ISO 8601, ``Z`` suffix, microseconds when present."""
-    value = value.astimezone(UTC)
+    if value.tzinfo is not UTC:  # already UTC: the common case, no conversion
+        value = value.astimezone(UTC)
     text = value.isoformat(timespec="microseconds" if value.microsecond else "seconds")
     return text.replace("+00:00", "Z")
 

@@ -12,14 +12,13 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import hashlib
 import os
 import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +39,34 @@ def _parse_event(data: dict[str, Any], where: str) -> Event:
     return from_dict(data, where)
 
 
+def _nothing() -> None:
+    pass
+
+
 def _parse_trace(data: dict[str, Any], where: str) -> dict[str, Any]:
     return data
 
 
 class _Txn:
-    def __init__(self, log: JsonlEventLog, caught_up: Batch) -> None:
+    """One transaction: holds the writer lock from ``__enter__`` to ``__exit__``."""
+
+    def __init__(self, log: JsonlEventLog, visit: Visitor | None) -> None:
         self._log = log
-        self.caught_up = caught_up
+        self._visit = visit
+        self.caught_up = Batch()
         self.positions: list[int] = []
+
+    def __enter__(self) -> _Txn:
+        held = self._held = self._log._file.locked(self._visit)
+        records, reset = held.__enter__()
+        if self._visit is None:
+            self.caught_up = self._log._track(records, reset)
+        else:
+            self.caught_up = Batch([], reset)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.__exit__(*exc)
 
     def append(
         self,
@@ -71,6 +89,9 @@ class JsonlEventLog:
     def __init__(self, path: Path) -> None:
         self._file: SealedFile[Event] = SealedFile(path, _parse_event, durable=True)
         self._eids: set[str] = set()
+        # The wrappers last made around a caller's visitor and reset hook (see _checked).
+        self._made_checked: tuple[Visitor, Visitor] | None = None
+        self._made_resetter: tuple[Callable[[], None], Callable[[], None]] | None = None
 
     @property
     def path(self) -> Path:
@@ -94,14 +115,25 @@ class JsonlEventLog:
         return reset
 
     def _resetter(self, on_reset: Callable[[], None]) -> Callable[[], None]:
+        if self._made_resetter is not None and self._made_resetter[0] == on_reset:
+            return self._made_resetter[1]  # the same caller on every write: made once
+
         def run() -> None:
             self._eids = set()
             on_reset()
 
+        self._made_resetter = (on_reset, run)
         return run
 
     def _checked(self, visit: Visitor) -> Visitor:
         """Refuse newer schemas and unknown ops, skip duplicate eids, then visit."""
+        if self._made_checked is not None and self._made_checked[0] == visit:
+            return self._made_checked[1]
+        checked = self._make_checked(visit)
+        self._made_checked = (visit, checked)
+        return checked
+
+    def _make_checked(self, visit: Visitor) -> Visitor:
 
         # Runs once per log line when a store opens: names bound locally, one lookup each.
         def checked(
@@ -163,17 +195,13 @@ class JsonlEventLog:
             # Compaction removed these events; a late retry of one must not bring it back.
             self._eids.update(ev.eids)
 
-    @contextlib.contextmanager
     def transaction(
         self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
-    ) -> Iterator[_Txn]:
+    ) -> _Txn:
         if visit is None:
-            with self._file.locked() as (records, reset):
-                yield _Txn(self, self._track(records, reset))
-            return
-        self._file.on_reset = self._resetter(on_reset or (lambda: None))
-        with self._file.locked(self._checked(visit)) as (_, reset):
-            yield _Txn(self, Batch([], reset))
+            return _Txn(self, None)
+        self._file.on_reset = self._resetter(on_reset or _nothing)
+        return _Txn(self, self._checked(visit))
 
     def _append(
         self,
@@ -320,6 +348,7 @@ class JsonlBackend:
         self._handles_lock = threading.Lock()
         self._policy: tuple[tuple[int, int, int], tuple[str, str]] | None = None
         self._policy_path = root / "remem.toml"
+        self._policy_name = str(self._policy_path)
         self._rules_dirs: dict[str, Path] = {}
 
     def _check_root(self) -> None:
@@ -393,8 +422,13 @@ class JsonlBackend:
 
     def policy_source(self) -> tuple[str, str] | None:
         path = self._policy_path
+        # Checked on every write: an absent file (the common case) costs one access()
+        # call, where stat() would raise and catch an exception.
+        if not os.access(self._policy_name, os.F_OK):
+            self._policy = None
+            return None
         try:
-            st = os.stat(path)
+            st = os.stat(self._policy_name)
         except FileNotFoundError:
             self._policy = None
             return None

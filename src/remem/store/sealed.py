@@ -276,22 +276,24 @@ class SealedFile(Generic[T]):
 
     # -- writing ---------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def locked(self, visit: Visitor | None = None) -> Iterator[tuple[list[T], bool]]:
+    def locked(self, visit: Visitor | None = None) -> _Held[T]:
         """Exclusive writer lock; yields (records others appended, reset), after tail repair.
 
         With ``visit``, what others appended goes to the visitor (see :meth:`read_new`).
         """
-        with self._lock:
-            ino = self._ino
-            records, reset = self.read_new(visit)
-            # A log that is new, gone or replaced may mean a moved directory (an agent sent
-            # to the trash) and a lock on a file nobody else uses any more: relock, reread.
-            if (self._ino is None or self._ino != ino) and self._lock.check():
-                more, again = self.read_new(visit)
-                records, reset = records + more, reset or again
-            self._repair_tail()
-            yield records, reset
+        return _Held(self, visit)
+
+    def _caught_up(self, visit: Visitor | None) -> tuple[list[T], bool]:
+        """Under the lock: read what others appended, then repair a torn tail."""
+        ino = self._ino
+        records, reset = self.read_new(visit)
+        # A log that is new, gone or replaced may mean a moved directory (an agent sent
+        # to the trash) and a lock on a file nobody else uses any more: relock, reread.
+        if (self._ino is None or self._ino != ino) and self._lock.check():
+            more, again = self.read_new(visit)
+            records, reset = records + more, reset or again
+        self._repair_tail()
+        return records, reset
 
     @contextlib.contextmanager
     def locked_blind(self) -> Iterator[int]:
@@ -466,6 +468,29 @@ class SealedFile(Generic[T]):
     def close(self) -> None:
         self._close_fd()
         self._lock.close()
+
+
+class _Held(Generic[T]):
+    """``with file.locked(visit) as (records, reset):`` (a class, not a generator: it is
+    entered on every write)."""
+
+    __slots__ = ("_file", "_visit")
+
+    def __init__(self, file: SealedFile[T], visit: Visitor | None) -> None:
+        self._file = file
+        self._visit = visit
+
+    def __enter__(self) -> tuple[list[T], bool]:
+        lock = self._file._lock
+        lock.__enter__()
+        try:
+            return self._file._caught_up(self._visit)
+        except BaseException:
+            lock.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._file._lock.__exit__()
 
 
 class _LockFile:
