@@ -34,6 +34,9 @@ R = TypeVar("R")
 #: Events whose index upkeep may wait for the next write or read: they add or
 #: reinforce notes. Every other change reaches the indexes before its write returns.
 _DEFERRABLE = (Remembered, Reinforced)
+#: Without embeddings, written events wait for the indexes up to this many (the next read
+#: takes them; past this, the next write does first).
+UNINDEXED_MAX = 64
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the
@@ -245,8 +248,13 @@ class AgentLog:
     ) -> Callable[[list[Event], list[int]], None] | None:
         """What runs while ``events`` are made durable: the indexes take the events of
         earlier writes (durable and folded), embedding their new text. None when none
-        wait: then the fsync needs no helper thread."""
+        wait, or when there is nothing to embed (waking a helper thread would cost more
+        than the lexical upkeep, which then waits for the next read, up to a bound)."""
         if not self._unindexed:
+            return None
+        if self.vectors is None:
+            if len(self._unindexed) >= UNINDEXED_MAX:
+                self._index_pending()
             return None
 
         def meanwhile(appended: list[Event], positions: list[int]) -> None:
