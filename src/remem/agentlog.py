@@ -37,6 +37,7 @@ _DEFERRABLE = (Remembered, Reinforced)
 #: Without embeddings, written events wait for the indexes up to this many (the next read
 #: takes them; past this, the next write does first).
 UNINDEXED_MAX = 64
+_HELPER = True
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the
@@ -252,7 +253,7 @@ class AgentLog:
         than the lexical upkeep, which then waits for the next read, up to a bound)."""
         if not self._unindexed:
             return None
-        if self.vectors is None:
+        if self.vectors is None or not _HELPER:
             if len(self._unindexed) >= UNINDEXED_MAX:
                 self._index_pending()
             return None

@@ -82,6 +82,8 @@ class Memory:
         self._book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = RuleRecognizer()
         self._recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
+        #: Authorized creations: (envelope, target, policy versions) → (scope id, limits).
+        self._grants: dict[tuple[Any, ...], tuple[str | None, Limits]] = {}
         self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}

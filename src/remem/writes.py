@@ -186,15 +186,13 @@ def plan_remember(
     parsed_scope = (
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
-    resolved_id = mem._resolve_scope_id(ctx, parsed_scope, scope_id)
-    mem._require(ctx, state, Action.CREATE, Target(parsed_scope, resolved_id, ctx.actor))
+    resolved_id, limits = _grant(mem, ctx, state, parsed_scope, scope_id)
     if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
         raise Denied(
             "denied (procedure_admin_only): procedures are operational knowledge that only "
             "human admins author",
             rule="procedure_admin_only",
         )
-    limits = mem.limits(ctx, ctx.channel)
     mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id)
     if subject is not None and not _SUBJECT.match(subject):
         raise InvalidInput(
@@ -216,6 +214,35 @@ def plan_remember(
         source=_source(ctx, source),
         limits=limits,
     )
+
+
+def _grant(
+    mem: Memory, ctx: RunContext, state: State, scope: Scope, scope_id: str | None
+) -> tuple[str | None, Limits]:
+    """The scope id a new note of ``ctx`` in ``scope`` goes to, once ``ctx`` may create it
+    there, and the limits that apply (raises ``Denied`` / ``InvalidInput`` otherwise).
+
+    Both are functions of the envelope, the target, the policy file and the state's
+    channel policies and participant choices only; a grant is kept per all of them (a
+    change of either version is a new key), so repeated writes of one run skip the work.
+    Refusals are never kept: they are decided again on every call.
+    """
+    resolved_id = mem._resolve_scope_id(ctx, scope, scope_id)  # also checks scope_id
+    key = (ctx, scope, resolved_id, mem._book.file().version, state.serial, state.policy_version)
+    grants = mem._grants
+    granted = grants.get(key)
+    if granted is not None:
+        return granted
+    mem._require(ctx, state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
+    granted = (resolved_id, mem.limits(ctx, ctx.channel))
+    if len(grants) >= _GRANTS_KEPT:
+        grants.clear()
+    grants[key] = granted
+    return granted
+
+
+#: Grants kept per Memory (a bound; cleared when reached).
+_GRANTS_KEPT = 1024
 
 
 def check_write_policy(text: str, kind: Kind, limits: Limits) -> None:

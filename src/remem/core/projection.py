@@ -316,6 +316,9 @@ class State:
         self.channel_policies: dict[str, dict[str, Any]] = {}
         self.preferences: dict[str, dict[str, Any]] = {}
         self.preferences_version = 0
+        #: Bumped whenever channel policy or participant choices change: authorization and
+        #: limits depend on nothing else in the state.
+        self.policy_version = 0
         #: Unique per state object (derived caches must never mistake one state for another).
         self.serial = next(_SERIALS)
         self.revisions: dict[str, Revision] = {}
@@ -458,6 +461,7 @@ class State:
         self.channel_policies = data["channel_policies"]
         self.preferences = data["preferences"]
         self.preferences_version += 1
+        self.policy_version += 1
         self.revisions = {r["id"]: Revision.from_dict(r) for r in data["revisions"]}
         self.vetoes = {(a, b) for a, b in data["vetoes"]}
         self.erased = data["erased"]
@@ -531,12 +535,14 @@ class State:
             merged = dict(self.channel_policies.get(event.target, {}))
             merged.update(event.settings)
             self.channel_policies[event.target] = merged
+            self.policy_version += 1
             return None
         if isinstance(event, PreferencesSet):
             prefs = dict(self.preferences.get(event.user, {}))
             prefs.update(event.settings)
             self.preferences[event.user] = prefs
             self.preferences_version += 1
+            self.policy_version += 1
             return None
         if isinstance(event, Erased):
             self._drop(event.note_id)
