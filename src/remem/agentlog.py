@@ -2,13 +2,14 @@
 
 Every read first catches up with what other processes appended; every write
 runs under the log's exclusive lock: catch up, validate against the fresh
-state, append durably, then apply to RAM. What needs no live state (the new
-text's embedding) is computed while the fsync waits for the disk.
+state, append durably, then apply to RAM.
 
-The recall indexes (lexical, vectors) are derived from the projection. After a
-``remember`` they catch up later, never earlier: during the next write's fsync
-(whose wait leaves the CPU free) or before the next read, whichever comes first.
-Every other change (a forget, a correction...) reaches them before its write returns.
+The recall indexes (lexical, vectors) are derived from the projection. New and
+reinforced notes (this process's or another's) reach them later, never earlier:
+before the next read, or once ``UNINDEXED_MAX`` of them wait, in one batch
+(embedding texts together costs far less per text than one at a time, and the
+write path stays short). Every other change (a forget, a correction...) reaches
+them before its write returns.
 """
 
 from __future__ import annotations
@@ -34,10 +35,9 @@ R = TypeVar("R")
 #: Events whose index upkeep may wait for the next write or read: they add or
 #: reinforce notes. Every other change reaches the indexes before its write returns.
 _DEFERRABLE = (Remembered, Reinforced)
-#: Without embeddings, written events wait for the indexes up to this many (the next read
-#: takes them; past this, the next write does first).
-UNINDEXED_MAX = 64
-_HELPER = True
+#: Events waiting for the indexes at most (the next read takes them; past this many,
+#: the next write does first).
+UNINDEXED_MAX = 256
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the
@@ -69,7 +69,7 @@ class AgentLog:
         #: Prepared recall candidates by run shape (see remem.recall.engine.prepare).
         self.recall_cache: dict[Any, Any] = {}
         self._seen: list[Event] = []
-        #: Events this process wrote (durable, folded) that the indexes have not taken yet.
+        #: Events folded (durable) that the indexes have not taken yet, in log order.
         self._unindexed: list[Event] = []
         self._scanned = 0
         self._opened = False
@@ -148,10 +148,12 @@ class AgentLog:
         self.recall_cache.clear()
 
     def _catch_up(self, reset: bool) -> None:
+        """Hand what a read of the log folded to the indexes (or queue it, see above)."""
         seen, self._seen = self._seen, []
-        if seen:
-            self._index_pending()  # this process's writes came first
-        self._notify(seen, reset)
+        if reset:  # _reset() dropped what waited: the new state is all there is
+            self._notify(seen, True)
+        elif seen:
+            self._defer(seen)
         if self._scanned >= FREEZE_AFTER:
             gc.freeze()
         self._scanned = 0
@@ -223,18 +225,24 @@ class AgentLog:
             events, result = build(self.state)
             if not events:
                 return result
-            appended = txn.append(events, self._meanwhile(events))
+            appended = txn.append(events)
             # Durable now: only then does this process's projection take the events.
             for event, pos in zip(appended, txn.positions, strict=True):
                 self.state.record(event, pos)
-            self._unindexed.extend(appended)
-            if not all(isinstance(e, _DEFERRABLE) for e in appended):
-                self._index_pending()  # forgets, corrections...: out of the indexes at once
+            self._defer(appended)
             return result
 
+    def _defer(self, events: list[Event]) -> None:
+        """Queue folded events for the indexes; forgets, corrections and the like go
+        through at once (with everything queued before them), as does a full queue."""
+        self._unindexed += events
+        if len(self._unindexed) >= UNINDEXED_MAX or not all(
+            isinstance(e, _DEFERRABLE) for e in events
+        ):
+            self._index_pending()
+
     def _index_pending(self) -> None:
-        """Give the indexes the events this process wrote since they last caught up
-        (called with :attr:`lock` held, or by the fsync helper of its holder)."""
+        """Give the indexes the queued events (called with :attr:`lock` held)."""
         events, self._unindexed = self._unindexed, []
         if not events:
             return
@@ -243,28 +251,6 @@ class AgentLog:
         except BaseException:
             self._unindexed[:0] = events  # tried again by the next read or write
             raise
-
-    def _meanwhile(
-        self, events: Sequence[Event]
-    ) -> Callable[[list[Event], list[int]], None] | None:
-        """What runs while ``events`` are made durable: the indexes take the events of
-        earlier writes (durable and folded), embedding their new text. None when none
-        wait, or when there is nothing to embed (waking a helper thread would cost more
-        than the lexical upkeep, which then waits for the next read, up to a bound)."""
-        if not self._unindexed:
-            return None
-        if self.vectors is None or not _HELPER:
-            if len(self._unindexed) >= UNINDEXED_MAX:
-                self._index_pending()
-            return None
-
-        def meanwhile(appended: list[Event], positions: list[int]) -> None:
-            try:
-                self._index_pending()
-            except Exception as exc:  # the write stands; the next read retries and reports
-                log.warning("index upkeep failed, will retry before the next read: %s", exc)
-
-        return meanwhile
 
     def rewrite(self, build: Callable[[State, list[Event]], list[Event]]) -> list[Event]:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""

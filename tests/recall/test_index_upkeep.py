@@ -1,9 +1,8 @@
 """When the recall indexes take what this process wrote.
 
 A ``remember`` reaches the projection right after its fsync; the indexes take it
-later, never earlier: during the next write's fsync (with embeddings), or before
-the next read. Without embeddings the lexical index's share is small, so it waits
-for the next read, and for at most ``UNINDEXED_MAX`` writes.
+later, never earlier: before the next read, or once ``UNINDEXED_MAX`` events wait.
+Other processes' new notes wait the same way; their forgets do not.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ def indexed_ids(mem: Memory) -> set[str]:
     return {note_id for index in lexical.scopes.values() for note_id in index.ids}
 
 
-def test_without_embeddings_writes_wait_for_the_next_read_and_no_longer_than_the_bound(
+def test_writes_wait_for_the_next_read_and_no_longer_than_the_bound(
     lexical: Memory,
 ) -> None:
     with lexical as mem:
@@ -69,3 +68,15 @@ def test_a_reader_in_another_thread_sees_a_note_written_just_before(
             reader.start()
             reader.join()
             assert found[-1][0] == note.id
+
+
+def test_another_process_forgetting_a_note_takes_it_out_at_this_ones_next_write(
+    lexical: Memory, data_dir: Path, clock: Clock
+) -> None:
+    with lexical as mem, Memory.open(data_dir, clock=clock) as other:
+        gone = mem.remember(dm_alice(), "Alice keeps bees in the garden.")
+        mem.recall(dm_alice(), "bees")  # builds the scope's index, with the note in it
+        assert gone.id in indexed_ids(mem)
+        other.forget(dm_alice(), gone.id)
+        mem.remember(dm_alice(), "Alice grows tomatoes.")  # catches up under the lock
+        assert gone.id not in indexed_ids(mem)

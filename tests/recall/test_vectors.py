@@ -438,52 +438,38 @@ def test_rows_stay_small_and_in_id_order() -> None:
     assert len(block.scale) < 1000
 
 
-def test_a_remember_is_indexed_during_the_next_fsync_or_before_the_next_read(
+def test_new_notes_are_indexed_before_the_next_read_in_one_batch(
     vmem: Memory, embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The note reaches the projection after its fsync (RAM only once durable); the
-    index embeds and places it later, never earlier: in the helper thread during the
-    next write's fsync (the wait leaves the CPU free), or before the next read."""
+    """A note reaches the projection after its fsync (RAM only once durable); the index
+    embeds and places new notes later, never earlier: before the next read, all the
+    waiting texts in one call to the embedder."""
     import os
-    import threading
 
     index = unsynced_index_of(vmem)
-    syncing = threading.Event()
-    embedded: list[tuple[str, bool, bool]] = []  # text, in the helper, during an fsync
+    batches: list[list[str]] = []
     real_fsync, real_embed = os.fsync, embedder.embed
-
     agent = vmem._agent(dm_alice())
     known_during_fsync: list[set[str]] = []
-    indexed_after_fsync: list[set[str]] = []
 
     def fsync(fd: int) -> None:
         known_during_fsync.append(set(agent.state.home))
-        syncing.set()
-        try:
-            real_fsync(fd)
-        finally:
-            syncing.clear()
-        indexed_after_fsync.append({i for b in index.blocks.values() for i in b.ids})
+        real_fsync(fd)
 
     def embed(texts: list[str]) -> object:
-        in_helper = threading.current_thread() is not threading.main_thread()
-        embedded.extend((t, in_helper, syncing.is_set()) for t in texts)
+        batches.append(list(texts))
         return real_embed(texts)
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(embedder, "embed", embed)
-    embedder.reset()
     first = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
-    assert first.id not in known_during_fsync[-1]
-    assert embedded == [] and first.id not in index  # not yet: nothing has read since
-
     second = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
-    assert embedded == [(first.text, True, True)]  # during the second write's fsync
-    assert first.id in indexed_after_fsync[-1] and second.id not in index
+    assert first.id not in known_during_fsync[0] and second.id not in known_during_fsync[1]
+    assert batches == [] and first.id not in index and second.id not in index
 
     vmem.get(dm_alice(), first.id)  # any read brings the indexes up to date first
-    assert second.id in index
-    assert embedded[1:] == [(second.text, False, False)]
+    assert first.id in index and second.id in index
+    assert batches == [[first.text, second.text]]
 
 
 def test_a_recall_right_after_a_write_ranks_it_by_its_vector(vmem: Memory) -> None:

@@ -190,15 +190,14 @@ class StaticEmbedder:
         return result
 
     def _encode(self, texts: list[str]) -> list[list[int]]:
-        """The tokenizer's ids. The ``_fast`` batch encoder (tokenizers ≥ 0.20) gives the
-        same ids without character offsets, at a fraction of the cost; batches are
-        padded on the right, so only the real tokens are kept."""
+        """The tokenizer's ids, one text per call. The ``_fast`` encoder (tokenizers ≥
+        0.20) gives the same ids without character offsets, at a fraction of the cost.
+        One text at a time: a batch call hands the texts to the library's thread pool,
+        which for the few short strings met here (new words, mostly) costs several
+        times the tokenizing itself."""
         tok = self._tokenizer
-        fast = getattr(tok, "encode_batch_fast", None)
-        encodings = (fast or tok.encode_batch)(texts, add_special_tokens=False)
-        if len(texts) == 1:
-            return [encodings[0].ids]  # one text: nothing to pad
-        return [e.ids[: sum(e.attention_mask)] for e in encodings]
+        encode = getattr(tok, "encode_batch_fast", None) or tok.encode_batch
+        return [encode([text], add_special_tokens=False)[0].ids for text in texts]
 
     def _one(self, text: str) -> Vectors:
         """One text (a query): the batch arithmetic, with less numpy overhead."""

@@ -41,20 +41,8 @@ class LogTransaction(Protocol):
     #: After :meth:`append`: the log position of each appended event, in order.
     positions: list[int]
 
-    def append(
-        self,
-        events: Sequence[Event],
-        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
-    ) -> list[Event]:
-        """Durably append the events not already in the log; returns those appended.
-
-        ``meanwhile``, if given, is called exactly once, with the events appended and
-        their positions, after they are written and before this returns, while the
-        write is being made durable where the backend can overlap the two. It may run
-        in another thread (the caller's locks are held for it); it computes and must
-        change nothing live: the write is not durable yet (and may fail to become so).
-        What it raises is raised here once the write is durable. If nothing was new,
-        it is not called."""
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        """Durably append the events not already in the log; returns those appended."""
         ...
 
     def rewrite(self, events: Sequence[Event]) -> None:

@@ -68,12 +68,8 @@ class _Txn:
     def __exit__(self, *exc: object) -> None:
         self._held.__exit__(*exc)
 
-    def append(
-        self,
-        events: Sequence[Event],
-        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
-    ) -> list[Event]:
-        appended, self.positions = self._log._append(events, meanwhile)
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        appended, self.positions = self._log._append(events)
         return appended
 
     def rewrite(self, events: Sequence[Event]) -> None:
@@ -203,11 +199,7 @@ class JsonlEventLog:
         self._file.on_reset = self._resetter(on_reset or _nothing)
         return _Txn(self, self._checked(visit))
 
-    def _append(
-        self,
-        events: Sequence[Event],
-        meanwhile: Callable[[list[Event], list[int]], None] | None = None,
-    ) -> tuple[list[Event], list[int]]:
+    def _append(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
         todo = []
         seen: set[str] = set()
         for ev in events:
@@ -216,15 +208,9 @@ class JsonlEventLog:
                 todo.append(ev)
         positions: list[int] = []
         if todo:
-            lines = [encode(ev) for ev in todo]
-            work = None if meanwhile is None else (lambda at: meanwhile(todo, at))
-            start = self._file.end
-            try:
-                positions = self._file.append(lines, work)
-            finally:
-                if self._file.end > start:  # durable, even if the work then failed
-                    for ev in todo:
-                        self._remember_eids(ev)
+            positions = self._file.append([encode(ev) for ev in todo])
+            for ev in todo:
+                self._remember_eids(ev)
         return todo, positions
 
     def _rewrite(self, events: Sequence[Event]) -> list[int]:

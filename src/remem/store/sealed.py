@@ -30,7 +30,6 @@ from typing import Any, Generic, TypeVar
 from remem.core.events import try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
 from remem.store.base import TornTail
-from remem.store.overlap import fsync_during
 
 T = TypeVar("T")
 Visitor = Callable[[dict[str, Any], int], None]
@@ -350,38 +349,27 @@ class SealedFile(Generic[T]):
             return aside
         raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
 
-    def append(
-        self, lines: list[bytes], meanwhile: Callable[[list[int]], None] | None = None
-    ) -> list[int]:
+    def append(self, lines: list[bytes]) -> list[int]:
         """Append sealed lines (call inside :meth:`locked`); durable before returning.
 
-        Returns the byte offset at which each line starts. ``meanwhile`` (optional) is
-        called with those offsets once the lines are written, while the fsync waits for
-        the disk (:mod:`remem.store.overlap`); what it raises is raised after the fsync.
-        It must compute only: the lines are not durable yet.
+        Returns the byte offset at which each line starts.
         """
         self._check_writable()
         data = b"".join(lines)
         offsets = _offsets(self._offset, lines)
         fd = self._writer()
-        failure: BaseException | None = None
         try:
             self._write_all(fd, data)  # on failure: cut back, nothing written
             if self._durable:
-                work = None if meanwhile is None else (lambda: meanwhile(offsets))
-                failure = self._fsync(fd, work)
-            elif meanwhile is not None:
-                meanwhile(offsets)
+                self._fsync(fd)
         finally:
             if fd != self._fd:
                 os.close(fd)
-        # Durable (or failed above: then the lines stay unread, and the next read delivers
-        # them like anyone else's, since they are in the file whether durable or not).
+        # Durable only now: after a failed fsync the lines stay unread, and the next read
+        # delivers them like anyone else's, since they are in the file whether durable or not.
         self._offset += len(data)
         self._size = self._offset
         self._lineno += len(lines)
-        if failure is not None:
-            raise failure
         return offsets
 
     @property
@@ -424,13 +412,9 @@ class SealedFile(Generic[T]):
                 os.ftruncate(fd, self._offset)
             raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
 
-    def _fsync(self, fd: int, meanwhile: Callable[[], None] | None) -> BaseException | None:
-        """fsync ``fd`` (while ``meanwhile`` runs); returns what ``meanwhile`` raised."""
+    def _fsync(self, fd: int) -> None:
         try:
-            if meanwhile is None:
-                os.fsync(fd)
-                return None
-            return fsync_during(fd, meanwhile)
+            os.fsync(fd)
         except OSError as exc:
             self._failed = exc.strerror or errno.errorcode.get(exc.errno or 0, "EIO")
             raise StoreError(
