@@ -37,7 +37,7 @@ R = TypeVar("R")
 _DEFERRABLE = (Remembered, Reinforced)
 #: Events waiting for the indexes at most (the next read takes them; past this many,
 #: the next write does first).
-UNINDEXED_MAX = 256
+UNINDEXED_MAX = 1024
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
 #: After a scan that folded at least this many events, freeze the survivors out of the

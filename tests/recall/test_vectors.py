@@ -56,9 +56,12 @@ def vmem(data_dir: Path, clock: Clock, embedder: HashEmbedder) -> Iterator[Memor
 
 
 def index_of(mem: Memory) -> VectorIndex:
+    """The index as a recall reading every scope would find it (caught up, and every
+    scope's notes embedded)."""
     agent = mem._agent(owner())
-    agent.sync()
+    state = agent.sync()
     assert agent.vectors is not None
+    agent.vectors.ensure(state, list(state.scopes))
     return agent.vectors
 
 
@@ -74,10 +77,12 @@ def cache_file(data_dir: Path) -> Path:
 
 
 def seed(mem: Memory, clock: Clock) -> list[str]:
+    """Alice's notes, embedded (as the first recall of her scope does)."""
     ids = []
     for text in TEXTS:
         ids.append(mem.remember(dm_alice(), text).id)
         clock.advance(hours=2)
+    index_of(mem)
     return ids
 
 
@@ -95,6 +100,26 @@ def reopen(data_dir: Path, clock: Clock) -> Memory:
 
 
 # -- upkeep ---------------------------------------------------------------------------------
+
+
+def test_a_scope_nobody_recalls_costs_no_embedding_until_a_recall_reads_it(
+    vmem: Memory, clock: Clock, embedder: HashEmbedder
+) -> None:
+    seed(vmem, clock)
+    bob_notes = [vmem.remember(dm_bob(), f"Bob collects {n} stamps.") for n in ("red", "blue")]
+    vmem.list(dm_bob())  # a read: it brings the indexes up to date, and embeds nothing
+    assert embedder.embedded([n.text for n in bob_notes]) == 0
+    batches: list[int] = []
+    real = embedder.embed
+    embedder.embed = lambda texts: (batches.append(len(texts)), real(texts))[1]  # type: ignore[method-assign]
+    vmem.recall(dm_bob(), "stamps")
+    assert embedder.embedded([n.text for n in bob_notes]) == 2
+    assert 2 in batches  # the scope's notes in one call (besides the query's)
+    assert all(n.id in unsynced_index_of(vmem) for n in bob_notes)
+    # Now read: a new note there is embedded at the next read, not the next recall.
+    third = vmem.remember(dm_bob(), "Bob collects green stamps.")
+    vmem.list(dm_bob())
+    assert third.id in unsynced_index_of(vmem)
 
 
 def test_vectors_are_computed_at_write_time(vmem: Memory, clock: Clock) -> None:
@@ -460,6 +485,7 @@ def test_new_notes_are_indexed_before_the_next_read_in_one_batch(
         batches.append(list(texts))
         return real_embed(texts)
 
+    vmem.recall(dm_alice(), "garden")  # her scope is read from now on: kept complete
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(embedder, "embed", embed)
     first = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
@@ -485,6 +511,7 @@ def test_changes_other_than_new_notes_reach_the_index_before_the_write_returns(
     vmem: Memory,
 ) -> None:
     index = unsynced_index_of(vmem)
+    vmem.recall(dm_alice(), "garden")  # her scope is read from now on: kept complete
     kept = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
     gone = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")
     vmem.forget(dm_alice(), gone.id)  # also places the pending vectors first
@@ -500,6 +527,7 @@ def test_close_writes_the_vectors_of_notes_no_read_indexed(
 ) -> None:
     texts = [f"Alice note number {i} about bees." for i in range(3)]
     with Memory.open(data_dir, clock=clock) as mem:
+        mem.recall(dm_alice(), "bees")  # her scope is read: its notes get vectors
         notes = [mem.remember(dm_alice(), text) for text in texts]
         assert notes[-1].id not in unsynced_index_of(mem)
     embedder.reset()

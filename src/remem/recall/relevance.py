@@ -117,6 +117,8 @@ def relevance_rows(
             qv = vectors.embed_query(query)
         except Exception as exc:  # a remote embedder may be down: rank lexically, say so
             log.warning("query embedding failed, recall runs lexically: %s", exc)
+        else:
+            vectors.ensure(state, keys)  # notes of these scopes not embedded yet
     with index.lock:
         lexes = index.ensure(state, keys)
         if vectors is not None and qv is not None:

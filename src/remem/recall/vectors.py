@@ -1,9 +1,11 @@
 """Per-scope note vectors: a derived, erasable, rebuildable index (needs numpy).
 
 Every note the recall indexes hold (see :func:`remem.recall.index.indexable`)
-gets a vector from the agent's :class:`~remem.providers.embed.Embedder` when
-the change listener sees it: at write time, or when a lazily loaded
-projection folds the note's scope. Vectors are stored per scope as ``int8``
+gets a vector from the agent's :class:`~remem.providers.embed.Embedder` once a
+recall has read its scope: the first recall of a scope embeds the notes that
+have no vector yet (in one batch), and from then on the change listener keeps
+that scope's vectors in step as its notes change. A scope nobody recalls costs
+no embedding, however much is written to it. Vectors are stored per scope as ``int8``
 rows with one ``float32`` scale and a text fingerprint each (about 270 bytes
 per note at 256 dimensions), in note-id order, so a recall reads only its
 eligible scopes' rows and a million notes fit in memory.
@@ -191,9 +193,11 @@ class VectorIndex:
     seen: on the change listener for every write, and when a lazily loaded
     projection folds a scope. Until then, rows read from the cache file (or
     kept over a reset) wait in a per-scope stash, so opening a large store
-    neither embeds nor materializes anything. Thread-safe. ``path`` is the
-    cache file (``None``: memory only). Embedding failures are logged and
-    retried later; the notes involved rank lexically meanwhile.
+    neither embeds nor materializes anything. A note that needs embedding waits
+    too (in ``_missing``) until a recall asks for its scope (:meth:`ensure`).
+    Thread-safe. ``path`` is the cache file (``None``: memory only). Embedding
+    failures are logged and retried later; the notes involved rank lexically
+    meanwhile.
     """
 
     def __init__(self, embedder: Embedder, path: Path | None = None) -> None:
@@ -202,6 +206,10 @@ class VectorIndex:
         self.blocks: dict[ScopeKey, VectorBlock] = {}
         self._stash: dict[ScopeKey, _Stash] = {}
         self._pending: set[str] = set()
+        #: Scopes a recall has read: their notes are embedded as soon as they are seen.
+        self._wanted: set[ScopeKey] = set()
+        #: Per scope not read yet, notes seen that need embedding (done by ensure()).
+        self._missing: dict[ScopeKey, set[str]] = {}
         self._retry_at = 0.0
         self._lock = threading.RLock()
         self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
@@ -230,6 +238,22 @@ class VectorIndex:
         return self._lock
 
     # -- upkeep ---------------------------------------------------------------------------
+
+    def ensure(self, state: State, keys: Iterable[ScopeKey]) -> None:
+        """A recall is about to read ``keys``: embed their notes that have no vector yet
+        (one batch), and keep these scopes complete from now on."""
+        with self._lock:
+            first = self._load_once(state)
+            waiting: list[str] = []
+            for key in keys:
+                self._wanted.add(key)
+                missing = self._missing.pop(key, None)
+                if missing:
+                    waiting += sorted(missing)
+            if waiting:
+                self._sync(state, waiting, set())
+            if first:
+                self._after_load()
 
     def resnapshot(self) -> None:
         """Write the cache file again with every row held (after it was removed)."""
@@ -262,6 +286,8 @@ class VectorIndex:
         """One scope's notes left memory: its checked rows go back to the stash (kept, and
         written with snapshots), to be taken again when the scope is folded again."""
         with self._lock:
+            self._wanted.discard(key)
+            self._missing.pop(key, None)  # seen again when the scope is folded again
             block = self.blocks.pop(key, None)
             if block is None or not len(block):
                 return
@@ -287,6 +313,7 @@ class VectorIndex:
         with self._lock:
             if self.file is not None:
                 self.file.discard_queue()  # it may hold rows of notes the new log erased
+            self._missing.clear()  # the new state's notes are seen again below or on folding
             first = self._load_once(state)
             if not first and self._restash(state) and self.file is not None:
                 self.file.snapshot(self._all_records())
@@ -361,11 +388,16 @@ class VectorIndex:
                 for other in [k for k in self.blocks if k != key]:
                     if self._delete(other, note_id):
                         records.append(self._record_drop(note_id))
+                for other, waiting in self._missing.items():
+                    if other != key:
+                        waiting.discard(note_id)
             if note is None or key is None:
                 continue
             stash = self._stash.get(key)
             if not indexable(note):
                 self._pending.discard(note_id)
+                if (missing := self._missing.get(key)) is not None:
+                    missing.discard(note_id)
                 if stash is not None:
                     self._take(key, stash, note_id)
                 if self._delete(key, note_id):
@@ -381,6 +413,11 @@ class VectorIndex:
             if cached is not None and cached[0] == fp:
                 self._place(note.id, key, cached[2], cached[1], fp)
                 self._pending.discard(note_id)
+                continue
+            if key not in self._wanted:  # embedded when a recall first reads the scope
+                if r >= 0 and self._delete(key, note_id):  # a stale row must never rank
+                    records.append(self._record_drop(note_id))
+                self._missing.setdefault(key, set()).add(note_id)
                 continue
             todo.append((note, key, fp))
         if records and self.file is not None:
