@@ -58,6 +58,8 @@ def default_scope(ctx: RunContext, kind: Kind) -> Scope:
 
 
 def _tags(tags: Iterable[str]) -> tuple[str, ...]:
+    if tags == () or tags == []:  # the usual case
+        return ()
     if isinstance(tags, str):
         tags = [tags]
     out = []

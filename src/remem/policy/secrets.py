@@ -696,6 +696,14 @@ _NEEDLES = tuple(
     for rule in _RULES
 )
 _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16}")
+# Every note written is scanned: the rules in order as (rule, needle search, trigger
+# search), with and without those that need a long token run, so the loop does no more
+# than it must.
+_CHECKS = tuple(
+    (rule, needles.search if needles is not None else None, trigger.search)
+    for rule, trigger, needles in zip(_RULES, _TRIGGERS, _NEEDLES, strict=True)
+)
+_CHECKS_SHORT = tuple(check for check in _CHECKS if not check[0].long_run)
 
 
 def scan_secret(text: str) -> tuple[str, str] | None:
@@ -705,12 +713,10 @@ def scan_secret(text: str) -> tuple[str, str] | None:
     neither element contains any part of the secret.
     """
     lower = text.lower()
-    long_run = _LONG_RUN.search(text) is not None
-    for rule, trigger, needles in zip(_RULES, _TRIGGERS, _NEEDLES, strict=True):
-        if rule.long_run and not long_run:
+    checks = _CHECKS if _LONG_RUN.search(text) is not None else _CHECKS_SHORT
+    for rule, needle, trigger in checks:
+        if needle is not None and needle(lower) is None:
             continue
-        if needles is not None and needles.search(lower) is None:
-            continue
-        if trigger.search(text) is not None and rule.confirm(text):
+        if trigger(text) is not None and rule.confirm(text):
             return rule.detector, rule.what
     return None

@@ -489,13 +489,13 @@ class _LockFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
-        self._pid = 0
+        self._forks = 0  # forks seen when the descriptor was opened (see _count_fork)
         self._mutex = threading.RLock()
         self._depth = 0
 
     def __enter__(self) -> None:
         """``with lock:`` holds it (re-entrant within a thread)."""
-        if self._fd is not None and self._pid != os.getpid():
+        if self._fd is not None and self._forks != _forks[0]:
             # A forked child: the inherited descriptor shares the parent's lock, and the
             # mutex and depth copied from the parent say nothing about this process.
             os.close(self._fd)
@@ -541,13 +541,25 @@ class _LockFile:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
-        self._pid = os.getpid()
+        self._forks = _forks[0]
         return self._fd
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+#: Forks into this process's line so far: a descriptor opened before the last one was
+#: inherited from a parent (checked on every write: cheaper than asking for the pid).
+_forks = [0]
+
+
+def _count_fork() -> None:
+    _forks[0] += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)
 
 
 def _fsync_dir(path: Path) -> None:
