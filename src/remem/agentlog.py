@@ -34,7 +34,7 @@ from remem.store.base import Backend, EventLog, TraceLog
 R = TypeVar("R")
 #: Events whose index upkeep may wait for the next write or read: they add or
 #: reinforce notes. Every other change reaches the indexes before its write returns.
-_DEFERRABLE = (Remembered, Reinforced)
+_DEFERRABLE = frozenset({Remembered, Reinforced})
 #: Events waiting for the indexes at most (the next read takes them; past this many,
 #: the next write does first).
 UNINDEXED_MAX = 1024
@@ -236,9 +236,7 @@ class AgentLog:
         """Queue folded events for the indexes; forgets, corrections and the like go
         through at once (with everything queued before them), as does a full queue."""
         self._unindexed += events
-        if len(self._unindexed) >= UNINDEXED_MAX or not all(
-            isinstance(e, _DEFERRABLE) for e in events
-        ):
+        if len(self._unindexed) >= UNINDEXED_MAX or any(type(e) not in _DEFERRABLE for e in events):
             self._index_pending()
 
     def _index_pending(self) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import orjson
@@ -217,13 +217,29 @@ def _layout(cls: type[Event]) -> tuple[tuple[str, str, bool], ...]:
 #: from a test clock, say) takes :func:`_encode_value`.
 _CONVERT: dict[type, Any] = {datetime: format_ts, Source: Source.to_dict, tuple: list}
 _PLAIN = frozenset({str, int, float, bool, list, dict, Scope, Kind, Basis, Status})
-#: Per event class, its ``to_dict`` written out field by field (see :func:`_compile`).
+
+
+def _utc_kept(value: datetime) -> Any:
+    """For a log line: a UTC time as it is (orjson writes it, with ``OPT_UTC_Z``, exactly
+    as :func:`format_ts` would, and faster), any other as text."""
+    return value if value.tzinfo is UTC else format_ts(value)
+
+
+#: For log lines, orjson serializes ``Source`` (a dataclass: the same keys in the same
+#: order as ``Source.to_dict``) and UTC datetimes itself.
+_CONVERT_LINE: dict[type, Any] = {datetime: _utc_kept, tuple: list}
+_PLAIN_LINE = _PLAIN | {Source}
+#: Per event class, its ``to_dict`` (and the log line's variant) written out field by
+#: field (see :func:`_compile`).
 _TO_DICT: dict[type[Event], Callable[[Event], dict[str, Any]]] = {}
+_TO_LINE: dict[type[Event], Callable[[Event], dict[str, Any]]] = {}
 
 
-def _compile(cls: type[Event]) -> Callable[[Event], dict[str, Any]]:
+def _compile(cls: type[Event], *, line: bool = False) -> Callable[[Event], dict[str, Any]]:
     """``to_dict`` for one class as straight-line code: every event written goes through
-    it, and a loop over the fields costs several times more. Same keys, same order."""
+    it, and a loop over the fields costs several times more. Same keys, same order.
+    ``line``: the variant for :func:`encode`, which leaves what orjson writes the same
+    way itself (UTC datetimes, sources) to orjson."""
     lines = [
         "def to_dict(event, _plain=_PLAIN, _convert=_CONVERT, _other=_encode_value):",
         f"    out = {{'op': {cls.op!r}, 'v': {SCHEMA_VERSION!r}}}",
@@ -242,13 +258,13 @@ def _compile(cls: type[Event]) -> Callable[[Event], dict[str, Any]]:
             lines += ["    else:", f"        out[{stored!r}] = None"]
     lines.append("    return out")
     namespace: dict[str, Any] = {
-        "_PLAIN": _PLAIN,
-        "_CONVERT": _CONVERT,
+        "_PLAIN": _PLAIN_LINE if line else _PLAIN,
+        "_CONVERT": _CONVERT_LINE if line else _CONVERT,
         "_encode_value": _encode_value,
     }
     exec("\n".join(lines), namespace)  # the source is built from the field names only
     compiled: Callable[[Event], dict[str, Any]] = namespace["to_dict"]
-    _TO_DICT[cls] = compiled
+    (_TO_LINE if line else _TO_DICT)[cls] = compiled
     return compiled
 
 
@@ -260,7 +276,9 @@ def to_dict(event: Event) -> dict[str, Any]:
 
 def encode(event: Event) -> bytes:
     """One log line (with trailing newline) holding the event and its checksum."""
-    return seal(orjson.dumps(to_dict(event)))
+    cls = type(event)
+    fields_ = (_TO_LINE.get(cls) or _compile(cls, line=True))(event)
+    return seal(orjson.dumps(fields_, option=orjson.OPT_UTC_Z))
 
 
 def seal(body: bytes) -> bytes:
