@@ -82,8 +82,9 @@ class Memory:
         self._book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = RuleRecognizer()
         self._recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
-        #: Authorized creations: (envelope, target, policy versions) → (scope id, limits).
-        self._grants: dict[tuple[Any, ...], tuple[str | None, Limits]] = {}
+        #: Authorized creations: (envelope, target, policy versions) → (envelope, scope id,
+        #: limits); see remem.writes._grant.
+        self._grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits]] = {}
         self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}

@@ -230,17 +230,20 @@ def _grant(
     Refusals are never kept: they are decided again on every call.
     """
     resolved_id = mem._resolve_scope_id(ctx, scope, scope_id)  # also checks scope_id
-    key = (ctx, scope, resolved_id, mem._book.file().version, state.serial, state.policy_version)
+    # Keyed by the envelope object (a run passes the same one to each write; an equal
+    # one is decided afresh), held in the entry so that its id cannot be reused.
+    version = mem._book.file().version
+    key = (id(ctx), scope.value, resolved_id, version, state.serial, state.policy_version)
     grants = mem._grants
     granted = grants.get(key)
-    if granted is not None:
-        return granted
+    if granted is not None and granted[0] is ctx:
+        return granted[1], granted[2]
     mem._require(ctx, state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
-    granted = (resolved_id, mem.limits(ctx, ctx.channel))
+    limits = mem.limits(ctx, ctx.channel)
     if len(grants) >= _GRANTS_KEPT:
         grants.clear()
-    grants[key] = granted
-    return granted
+    grants[key] = (ctx, resolved_id, limits)
+    return resolved_id, limits
 
 
 #: Grants kept per Memory (a bound; cleared when reached).

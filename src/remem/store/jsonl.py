@@ -50,10 +50,11 @@ def _parse_trace(data: dict[str, Any], where: str) -> dict[str, Any]:
 class _Txn:
     """One transaction: holds the writer lock from ``__enter__`` to ``__exit__``."""
 
+    caught_up: Batch
+
     def __init__(self, log: JsonlEventLog, visit: Visitor | None) -> None:
         self._log = log
         self._visit = visit
-        self.caught_up = Batch()
         self.positions: list[int] = []
 
     def __enter__(self) -> _Txn:
