@@ -54,6 +54,7 @@ from remem.policy.config import Limits
 from remem.policy.guard import check_note_text
 from remem.store.base import Backend
 from remem.store.open import open_backend
+from remem.writes import commit_plan, plan_remember
 
 if TYPE_CHECKING:
     from remem.commands.execute import Reply
@@ -262,8 +263,6 @@ class Memory:
         instead of creating a duplicate. Raises ``Denied``, ``Rejected`` or
         ``InvalidInput``; nothing is written when it raises.
         """
-        from remem.writes import commit_plan, plan_remember  # local: writes imports this
-
         return commit_plan(
             self,
             ctx,

@@ -86,9 +86,21 @@ def _source(ctx: RunContext, source: Source | dict[str, Any] | str | None) -> So
         message_id = source
     elif source is not None:
         raise InvalidInput("source must be a message id, a dict with message_id, or a Source")
-    return Source(
+    if message_id is None:  # the usual case: a function of the envelope, kept for the run
+        global _last_source
+        last = _last_source
+        if last[0] is ctx:
+            return last[1]
+    made = Source(
         channel_id=ctx.channel, message_id=message_id, author_id=ctx.actor, run_id=ctx.run_id
     )
+    if message_id is None:
+        _last_source = (ctx, made)
+    return made
+
+
+#: The envelope last given a source without a message id, and that source.
+_last_source: tuple[object, Source] = (None, Source())
 
 
 @dataclass(frozen=True, slots=True)

@@ -402,11 +402,12 @@ class SealedFile(Generic[T]):
             )
 
     def _write_all(self, fd: int, data: bytes) -> None:
-        view = memoryview(data)
-        written = 0
         try:
-            while written < len(data):
-                written += os.write(fd, view[written:])
+            written = os.write(fd, data)
+            if written < len(data):  # rare (a signal, a full disk): write the rest
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(fd, view[written:])
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, self._offset)
