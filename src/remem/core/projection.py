@@ -156,7 +156,7 @@ def fold_note(agent: str, note: Note | None, event: NoteEvent) -> Note | None:
         )
     if isinstance(event, Corrected):
         return _corrected(note, event)
-    if isinstance(event, Pinned | Unpinned):
+    if isinstance(event, (Pinned, Unpinned)):
         return note.evolve(
             pinned=isinstance(event, Pinned), updated_at=event.ts, version=note.version + 1
         )
@@ -187,7 +187,7 @@ def _moved_key(data: dict[str, Any]) -> ScopeKey | None:
 
 def _event_home(event: NoteEvent) -> ScopeKey | None:
     """The scope an event puts its note in (a new note, or a move), else None."""
-    if isinstance(event, Remembered | Corrected) and event.scope is not None:
+    if isinstance(event, (Remembered, Corrected)) and event.scope is not None:
         return scope_key(event.scope, event.scope_id)
     return None
 
@@ -412,7 +412,7 @@ class State:
             self._record(event.note_id, pos, _event_home(event))
         if (
             isinstance(event, NoteEvent)
-            and not isinstance(event, Erased | Remembered)
+            and not isinstance(event, (Erased, Remembered))
             and self.notes.loaded(event.note_id) is None
         ):
             key = self.home.get(event.note_id)
