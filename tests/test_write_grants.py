@@ -72,3 +72,34 @@ def test_an_edit_of_the_policy_file_counts_at_the_next_write(tmp_path: Path) -> 
         with pytest.raises(Rejected) as refused:
             mem.remember(MEMBER, "The standup is at ten o'clock.", scope="agent", kind="fact")
         assert refused.value.reason == "too_long"
+
+
+def test_a_policy_edit_during_a_decision_is_not_kept_under_the_old_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file changes between the read that names the grant's version and the reads
+    the decision makes: the decision (on the new file) must not be kept under the old
+    version, or putting the old file back would bring back a decision it never made."""
+    from remem.policy.book import PolicyBook
+
+    policy = tmp_path / "remem.toml"
+    closed = "[memory]\nagent_write_access = []\n"
+    opened = '[memory]\nagent_write_access = ["discord:7"]\n'
+    _edit(policy, closed)
+    armed: list[bool] = []
+    real_file = PolicyBook.file
+
+    def file_then_edit(self: PolicyBook) -> object:
+        current = real_file(self)
+        if armed:  # the admin's edit lands right after this read
+            armed.clear()
+            _edit(policy, opened)
+        return current
+
+    with Memory.open(tmp_path) as mem:
+        monkeypatch.setattr(PolicyBook, "file", file_then_edit)
+        armed.append(True)
+        mem.remember(MEMBER, "The standup is at 9:30.", scope="agent", kind="fact")
+        _edit(policy, closed)  # and back: the same content, the same version as before
+        with pytest.raises(Denied):
+            mem.remember(MEMBER, "The standup is at 9:45.", scope="agent", kind="fact")

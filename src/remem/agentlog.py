@@ -200,6 +200,7 @@ class AgentLog:
                 self._save_catalog()
             if self.vectors is not None:
                 self.vectors.resnapshot()
+                self.vectors.forget_texts()
 
     def _save_catalog(self) -> None:
         path = self._catalog_path
@@ -238,6 +239,13 @@ class AgentLog:
         self._unindexed += events
         if len(self._unindexed) >= UNINDEXED_MAX or any(type(e) not in _DEFERRABLE for e in events):
             self._index_pending()
+
+    def index_pending(self) -> None:
+        """Give the indexes what waits (a reader about to use them calls this after taking
+        its candidates from the state: it waits for a write in progress)."""
+        if self._unindexed:
+            with self.lock:
+                self._index_pending()
 
     def _index_pending(self) -> None:
         """Give the indexes the queued events (called with :attr:`lock` held)."""

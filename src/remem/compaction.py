@@ -83,6 +83,7 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
     files that may hold it, and write them again from memory (owner only)."""
     from remem.core.model import Scope
     from remem.policy.authz import Action, Target
+    from remem.recall.engine import forget_cached_texts
 
     agent = mem._agent(ctx)
     mem._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
@@ -98,6 +99,7 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
     agent.rewrite(build)
     removed = mem.backend.scrub(ctx.agent)
     agent.refresh_caches()  # from memory, which holds nothing of the erased notes
+    forget_cached_texts()  # nor may the memos of renderings and words
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],

@@ -252,6 +252,8 @@ def _grant(
         return granted[1], granted[2]
     mem._require(ctx, state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
     limits = mem.limits(ctx, ctx.channel)
+    if mem._book.file().version != version:  # edited meanwhile: decided, but not kept
+        return resolved_id, limits
     if len(grants) >= _GRANTS_KEPT:
         grants.clear()
     grants[key] = (ctx, resolved_id, limits)

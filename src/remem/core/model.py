@@ -209,16 +209,7 @@ _WORDS = re.compile(r"[^\W_]+")
 
 def normalize_text(text: str) -> str:
     """The dedupe key of a statement: case-folded words, punctuation and spacing ignored."""
-    global _last_normalized
-    last = _last_normalized
-    if last[0] is text:  # a write asks twice for the same string (dedupe, then indexing)
-        return last[1]
-    key = " ".join(_WORDS.findall(text.casefold()))
-    _last_normalized = (text, key)
-    return key
-
-
-_last_normalized = ("", "")
+    return " ".join(_WORDS.findall(text.casefold()))
 
 
 __all__ = [

@@ -153,6 +153,12 @@ class StaticEmbedder:
             out[start + filled[good]] = sums[good] / norms[good, None]
         return out
 
+    def forget_words(self) -> None:
+        """Drop the per-word token ids kept so far (they are words of notes, some since
+        forgotten: compaction calls this so that no erased text outlives it in memory)."""
+        if self._words is not None:
+            self._words.clear()
+
     def _token_ids(self, texts: list[str]) -> list[list[int]]:
         """Token ids per text, exactly as the tokenizer gives them.
 

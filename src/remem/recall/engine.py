@@ -16,8 +16,9 @@ from remem.policy.config import Limits
 from remem.providers.embed import numpy_available
 from remem.recall.rank import Columns, preference_key, rank
 from remem.recall.relevance import relevance, relevance_rows
-from remem.recall.render import note_line, render
+from remem.recall.render import forget_rendered, note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
+from remem.recall.tokens import stem
 from remem.recall.trace import Trace, group_by_reason, shared_candidates
 
 if TYPE_CHECKING:
@@ -294,6 +295,13 @@ def _order(
     return [position[r.note.id] for r in ranked], [r.score for r in ranked]
 
 
+def forget_cached_texts() -> None:
+    """Drop the process-wide memos that hold words or text of notes (renderings, stems),
+    after compaction erased notes: they are rebuilt as recalls need them."""
+    forget_rendered()
+    stem.cache_clear()
+
+
 def run_recall(
     agent: AgentLog,
     state: State,
@@ -309,6 +317,9 @@ def run_recall(
     """Run the pipeline on ``state`` (already caught up) and append the trace."""
     keys = eligible_scopes(ctx, state)
     prepared = prepare(agent, state, ctx, keys, policy, now, tag)
+    # A write in another thread since the catch-up may have added a candidate whose index
+    # rows still wait: they are placed now (after the writer is done), before any is read.
+    agent.index_pending()
     has_query = bool(query.strip())
     columns = prepared.columns
     if columns is not None and has_query:

@@ -71,6 +71,13 @@ def _body(note: Note) -> str:
     return body
 
 
+def forget_rendered() -> None:
+    """Drop every memoized rendering (they hold note text; compaction calls this so that
+    no erased text outlives it in memory)."""
+    _BODIES.clear()
+    quote.cache_clear()
+
+
 def note_line(position: int, note: Note) -> str:
     return f"{position}. {_body(note)}"
 

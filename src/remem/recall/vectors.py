@@ -255,6 +255,13 @@ class VectorIndex:
             if first:
                 self._after_load()
 
+    def forget_texts(self) -> None:
+        """Drop what the embedder keeps of texts it has seen (after compaction), if it
+        keeps anything (``forget_words``, as the bundled static embedder has)."""
+        forget = getattr(self.embedder, "forget_words", None)
+        if forget is not None:
+            forget()
+
     def resnapshot(self) -> None:
         """Write the cache file again with every row held (after it was removed)."""
         if self.file is None:
