@@ -242,10 +242,10 @@ class AgentLog:
 
     def index_pending(self) -> None:
         """Give the indexes what waits (a reader about to use them calls this after taking
-        its candidates from the state: it waits for a write in progress)."""
-        if self._unindexed:
-            with self.lock:
-                self._index_pending()
+        its candidates from the state). Takes the lock even when nothing seems to wait: a
+        write in progress may have folded a note it has not queued yet."""
+        with self.lock:
+            self._index_pending()
 
     def _index_pending(self) -> None:
         """Give the indexes the queued events (called with :attr:`lock` held)."""
