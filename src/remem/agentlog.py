@@ -32,11 +32,10 @@ from remem.store.atomic import replace_file
 from remem.store.base import Backend, EventLog, TraceLog
 
 R = TypeVar("R")
-#: Events whose index upkeep may wait for the next write or read: they add or
-#: reinforce notes. Every other change reaches the indexes before its write returns.
+#: Events whose index upkeep may wait for the next read: they add or reinforce notes.
+#: Every other change reaches the indexes before its write returns.
 _DEFERRABLE = frozenset({Remembered, Reinforced})
-#: Events waiting for the indexes at most (the next read takes them; past this many,
-#: the next write does first).
+#: Events waiting for the indexes at most: the write that queues this many hands them over.
 UNINDEXED_MAX = 1024
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
@@ -200,7 +199,6 @@ class AgentLog:
                 self._save_catalog()
             if self.vectors is not None:
                 self.vectors.resnapshot()
-                self.vectors.forget_texts()
 
     def _save_catalog(self) -> None:
         path = self._catalog_path

@@ -99,7 +99,10 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
     agent.rewrite(build)
     removed = mem.backend.scrub(ctx.agent)
     agent.refresh_caches()  # from memory, which holds nothing of the erased notes
-    forget_cached_texts()  # nor may the memos of renderings and words
+    # Nor may the memos that keep words or text of notes: the embedder's, the recall's.
+    if agent.vectors is not None:
+        agent.vectors.forget_texts()
+    forget_cached_texts()
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],
