@@ -84,8 +84,8 @@ class Memory:
         self.recognizer: CommandRecognizer = RuleRecognizer()
         self._recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
         #: Authorized creations: (envelope, target, policy versions) → (envelope, scope id,
-        #: limits); see remem.writes._grant.
-        self._grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits]] = {}
+        #: limits, the envelope's plain source); see remem.writes._grant.
+        self._grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits, Source]] = {}
         self.classifier: Classifier = RuleClassifier()
         self._book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}

@@ -75,8 +75,11 @@ def _tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def _source(ctx: RunContext, source: Source | dict[str, Any] | str | None) -> Source:
-    """Provenance: channel, author and run always come from the envelope, never the caller."""
+def _source(
+    ctx: RunContext, source: Source | dict[str, Any] | str | None, plain: Source | None = None
+) -> Source:
+    """Provenance: channel, author and run always come from the envelope, never the caller.
+    ``plain``: the envelope's source without a message id, when already made."""
     message_id: str | None = None
     if isinstance(source, Source):
         message_id = source.message_id
@@ -86,21 +89,11 @@ def _source(ctx: RunContext, source: Source | dict[str, Any] | str | None) -> So
         message_id = source
     elif source is not None:
         raise InvalidInput("source must be a message id, a dict with message_id, or a Source")
-    if message_id is None:  # the usual case: a function of the envelope, kept for the run
-        global _last_source
-        last = _last_source
-        if last[0] is ctx:
-            return last[1]
-    made = Source(
+    if message_id is None and plain is not None:
+        return plain
+    return Source(
         channel_id=ctx.channel, message_id=message_id, author_id=ctx.actor, run_id=ctx.run_id
     )
-    if message_id is None:
-        _last_source = (ctx, made)
-    return made
-
-
-#: The envelope last given a source without a message id, and that source.
-_last_source: tuple[object, Source] = (None, Source())
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +193,7 @@ def plan_remember(
     parsed_scope = (
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
-    resolved_id, limits = _grant(mem, ctx, state, parsed_scope, scope_id)
+    resolved_id, limits, plain_source = _grant(mem, ctx, state, parsed_scope, scope_id)
     if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
         raise Denied(
             "denied (procedure_admin_only): procedures are operational knowledge that only "
@@ -225,18 +218,19 @@ def plan_remember(
         pinned=pinned,
         expires_at=mem._parse_time(expires_at, "expires_at"),
         said_at=mem._parse_time(said_at, "said_at"),
-        source=_source(ctx, source),
+        source=_source(ctx, source, plain_source),
         limits=limits,
     )
 
 
 def _grant(
     mem: Memory, ctx: RunContext, state: State, scope: Scope, scope_id: str | None
-) -> tuple[str | None, Limits]:
+) -> tuple[str | None, Limits, Source]:
     """The scope id a new note of ``ctx`` in ``scope`` goes to, once ``ctx`` may create it
-    there, and the limits that apply (raises ``Denied`` / ``InvalidInput`` otherwise).
+    there, the limits that apply, and the envelope's source without a message id (raises
+    ``Denied`` / ``InvalidInput`` otherwise).
 
-    Both are functions of the envelope, the target, the policy file and the state's
+    All are functions of the envelope, the target, the policy file and the state's
     channel policies and participant choices only; a grant is kept per all of them (a
     change of either version is a new key), so repeated writes of one run skip the work.
     Refusals are never kept: they are decided again on every call.
@@ -249,15 +243,16 @@ def _grant(
     grants = mem._grants
     granted = grants.get(key)
     if granted is not None and granted[0] is ctx:
-        return granted[1], granted[2]
+        return granted[1], granted[2], granted[3]
     mem._require(ctx, state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
     limits = mem.limits(ctx, ctx.channel)
+    plain = _source(ctx, None)
     if mem._book.file().version != version:  # edited meanwhile: decided, but not kept
-        return resolved_id, limits
+        return resolved_id, limits, plain
     if len(grants) >= _GRANTS_KEPT:
         grants.clear()
-    grants[key] = (ctx, resolved_id, limits)
-    return resolved_id, limits
+    grants[key] = (ctx, resolved_id, limits, plain)
+    return resolved_id, limits, plain
 
 
 #: Grants kept per Memory (a bound; cleared when reached).
