@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from remem.core.ids import new_id
+from remem.core.text import check_id
 from remem.errors import InvalidInput
 
 
@@ -52,11 +53,8 @@ OWNER_ACTOR = "local:owner"
 
 
 def _require_id(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{what} must be a non-empty string id such as 'discord:123'")
-    if any(ch.isspace() for ch in value):
-        raise InvalidInput(f"{what} {value!r} must not contain spaces")
-    return value
+    """An id by the character set of :func:`remem.core.text.check_id`."""
+    return check_id(value, what)
 
 
 def _require_agent(value: object) -> str:
@@ -89,8 +87,14 @@ class RunContext:
         _require_agent(self.agent)
         if not isinstance(self.role, Role):
             raise InvalidInput(f"role must be a remem.Role, not {self.role!r}")
-        if not isinstance(self.run_id, str) or not self.run_id:
-            raise InvalidInput("run_id must be a non-empty string")
+        if not isinstance(self.kind, RunKind):
+            raise InvalidInput(f"kind must be a remem.RunKind, not {self.kind!r}")
+        # Every id of the envelope by one character set (a host may build one by hand).
+        check_id(self.run_id, "run_id")
+        if self.actor is not None:
+            check_id(self.actor, "actor")
+        if self.channel is not None:
+            check_id(self.channel, "channel")
 
     @staticmethod
     def _run(run_id: str | None) -> str:

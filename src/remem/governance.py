@@ -14,6 +14,7 @@ from remem.context import RunContext
 from remem.core.events import Approved, ChannelPolicySet, Event, PreferencesSet, Refused
 from remem.core.model import Basis, Kind, Note, Scope, Status
 from remem.core.projection import State
+from remem.core.text import check_id
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.extract import LEARNED_RULE_TAG, append_learned_rule
 from remem.formation.revise import subject_rule
@@ -88,8 +89,7 @@ def effective_policy(mem: Memory, ctx: RunContext) -> dict[str, Any]:
 
 def set_channel_policy(mem: Memory, ctx: RunContext, channel: str, **settings: Any) -> PolicyChange:
     """Set a channel's policy (admins, or that channel's stewards; ``stewards``: admins)."""
-    if not isinstance(channel, str) or not channel.strip():
-        raise InvalidInput("channel must be a channel id such as 'discord:456'")
+    check_id(channel, "channel")
     if not settings:
         raise InvalidInput("name at least one setting, e.g. memory=False")
     stewards = settings.pop("stewards", None)
@@ -100,8 +100,10 @@ def set_channel_policy(mem: Memory, ctx: RunContext, channel: str, **settings: A
     stored = {k: _jsonable(v) for k, v in settings.items()}
     if stewards is not None:
         mem._require(ctx, state, Action.APPOINT_STEWARDS, Target(Scope.CHANNEL, channel))
-        if not isinstance(stewards, list | tuple) or not all(isinstance(s, str) for s in stewards):
+        if not isinstance(stewards, list | tuple):
             raise InvalidInput("stewards must be a list of user ids")
+        for steward in stewards:
+            check_id(steward, "steward")
         stored["stewards"] = sorted(set(stewards))
     _ = parsed
 
@@ -118,6 +120,7 @@ def set_channel_policy(mem: Memory, ctx: RunContext, channel: str, **settings: A
 def channel_policy(mem: Memory, ctx: RunContext, channel: str) -> dict[str, Any]:
     """The stored settings of a channel (readable by anyone who may read the channel)."""
     state = mem._state(ctx)
+    check_id(channel, "channel")
     mem._require(ctx, state, Action.READ, Target(Scope.CHANNEL, channel))
     return dict(state.channel_policies.get(channel, {}))
 

@@ -46,6 +46,7 @@ from remem.core.model import (
     utcnow,
 )
 from remem.core.projection import State
+from remem.core.text import canonical_text, check_id, check_optional_id, check_str
 from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
 from remem.formation.classify import Classifier, RuleClassifier
 from remem.policy.authz import Action, Decision, Target, decide
@@ -162,7 +163,9 @@ class Memory:
 
     def _visible(self, ctx: RunContext, state: State, note_id: str) -> Note:
         if not isinstance(note_id, str) or not is_id(note_id, "note"):
-            raise InvalidInput(f"{note_id!r} is not a note id (note ids look like note_01J…)")
+            raise InvalidInput(
+                f"{str(note_id)[:60]!r} is not a note id (note ids look like note_01J…)"
+            )
         note = state.notes.get(note_id)
         if note is None or not self._can_read(ctx, state, note):
             raise NotFound(_NOT_FOUND.format(id=note_id))
@@ -182,7 +185,7 @@ class Memory:
 
     def limits(self, ctx: RunContext, channel: str | None = None) -> Limits:
         """The merged admin → agent (→ channel) limits for ``ctx``'s agent."""
-        return governance.limits(self, ctx, channel)
+        return governance.limits(self, ctx, check_optional_id(channel, "channel"))
 
     def effective_policy(self, ctx: RunContext) -> dict[str, Any]:
         """Each effective value with the layer it came from, plus clamps and warnings."""
@@ -295,6 +298,8 @@ class Memory:
     ) -> Note:
         agent = self._agent(ctx)  # write() catches up under the lock before build()
         allowed_set = frozenset(allowed)
+        if if_version is not None and (type(if_version) is not int or if_version < 1):
+            raise InvalidInput("if_version must be a note version (a whole number from 1) or None")
 
         def build(state: State) -> tuple[builtins.list[Event], str]:
             note = self._visible(ctx, state, note_id)
@@ -328,9 +333,7 @@ class Memory:
         self, ctx: RunContext, note_id: str, text: str, *, if_version: int | None = None
     ) -> Note:
         """Replace a note's text; the old text stays in ``history`` (until forgotten)."""
-        if not isinstance(text, str):
-            raise InvalidInput("text must be a string")
-        text = text.strip()
+        text = canonical_text(text)  # the same stored form as remember()
         check_note_text(text, max_chars=self.limits(ctx).max_note_chars)
 
         def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
@@ -425,6 +428,8 @@ class Memory:
     ) -> builtins.list[Note]:
         """Notes visible to ``ctx``, oldest first. ``status=None`` lists every status."""
         state = self._state(ctx)
+        check_optional_id(tag, "tag")
+        check_optional_id(scope_id, "scope_id")
         want = parse_enum(Status, status, "status") if status is not None else None
         now = self.clock()
         notes = self._listable(ctx, state, scope, scope_id)
@@ -440,6 +445,11 @@ class Memory:
 
     def status_of(self, ctx: RunContext, note: Note, now: datetime | None = None) -> Status:
         """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
+        if not isinstance(note, Note):
+            raise InvalidInput("note must be a remem.Note (from get, list or recall)")
+        if now is not None and not isinstance(now, datetime):
+            raise InvalidInput("now must be a datetime or None")
+        self._agent(ctx)
         now = now or self.clock()
         status = note.effective_status(now)
         if status is Status.ACTIVE:
@@ -499,10 +509,10 @@ class Memory:
         """What this run may see, ranked and bounded, rendered as inert data; leaves a trace."""
         from remem.recall.engine import run_recall
 
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
-        if max_chars is not None and (not isinstance(max_chars, int) or max_chars < 0):
+        check_str(query, "query")
+        if max_chars is not None and (type(max_chars) is not int or max_chars < 0):
             raise InvalidInput("max_chars must be a non-negative integer")
+        check_optional_id(tag, "tag")
         if ctx.role is Role.UNPAIRED:
             raise Denied("denied (unpaired): unpaired senders have no access to memory", "unpaired")
         agent = self._agent(ctx)
@@ -533,7 +543,14 @@ class Memory:
         → briefing → message. Runs one recall (its ``run_id`` is the prompt's)."""
         from remem.prompt import assemble
 
-        recall = self.recall(ctx, message)
+        for what, part in (
+            ("identity", identity),
+            ("purpose", purpose),
+            ("policy", policy),
+            ("briefing", briefing),
+        ):
+            check_str(part, what)
+        recall = self.recall(ctx, check_str(message, "message"))
         return assemble(
             recall, message, identity=identity, purpose=purpose, policy=policy, briefing=briefing
         )
@@ -547,6 +564,7 @@ class Memory:
         from remem.recall.trace import Trace
 
         agent = self._agent(ctx)
+        check_id(run_id, "run_id")
         state = agent.sync()
         records = [r for r in agent.traces.find(run_id) if r.get("type") == "recall"]
         if not records:
@@ -593,8 +611,8 @@ class Memory:
         """Write (or with empty content remove) a rule; owners and admins only."""
         state = self._state(ctx)
         self._require(ctx, state, Action.RULES, Target(Scope.AGENT))
-        if not isinstance(content, str):
-            raise InvalidInput("rule content must be a string")
+        check_id(name, "rule name")
+        check_str(content, "rule content")
         limit = self.limits(ctx).max_rule_chars
         if len(content) > limit:
             raise Rejected(
@@ -642,18 +660,24 @@ class Memory:
         """Restore a retired note; the pair is vetoed from then on."""
         from remem.formation.actions import undo
 
+        self._agent(ctx)
+        check_id(revision_id, "revision_id")
         return undo(self, ctx, [revision_id])[0]
 
     def undo_run(self, ctx: RunContext, run_id: str) -> builtins.list[Revision]:
         """Undo every revision a run made."""
         from remem.formation.actions import undo_run
 
+        self._agent(ctx)
+        check_id(run_id, "run_id")
         return undo_run(self, ctx, run_id)
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
         """Merge live notes of one scope that say the same thing (owners and admins)."""
         from remem.formation.actions import consolidate
 
+        if not isinstance(dry_run, bool):
+            raise InvalidInput("dry_run must be True or False")
         return consolidate(self, ctx, dry_run=dry_run)
 
     # -- conversation ----------------------------------------------------------------
@@ -663,8 +687,7 @@ class Memory:
         remember about me?"); ``None`` when ``text`` is not a memory command."""
         from remem.commands.execute import run_command
 
-        if not isinstance(text, str):
-            raise InvalidInput("text must be a string")
+        check_str(text, "text")
         return run_command(self, ctx, text, self.recognizer)
 
     def agents(self) -> builtins.list[str]:
@@ -673,6 +696,8 @@ class Memory:
 
     def trash_agent(self, ctx: RunContext, agent: str) -> str:
         """Move an agent's directory to ``.trash`` (owner only); returns where it went."""
+        self._agent(ctx)
+        check_id(agent, "agent")
         if agent != ctx.agent:
             raise Denied(
                 f"denied (other_agent): a run of agent {ctx.agent!r} cannot trash agent "
@@ -694,9 +719,7 @@ class Memory:
                 raise InvalidInput("agent scope has no scope_id")
             return None
         if scope_id is not None:
-            if not isinstance(scope_id, str) or not scope_id.strip():
-                raise InvalidInput("scope_id must be a non-empty string id such as 'discord:123'")
-            return scope_id
+            return check_id(scope_id, "scope_id")
         if scope is Scope.USER:
             if not ctx.has_personal_scope:
                 raise Denied(

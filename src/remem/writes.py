@@ -18,6 +18,7 @@ from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
 from remem.core.model import LIVE_STATUSES, Basis, Kind, Note, Scope, Source, Status, parse_enum
 from remem.core.projection import State
+from remem.core.text import canonical_text, check_optional_id
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
@@ -34,6 +35,8 @@ _PREFERENCE_CUE = re.compile(
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,39}$")
 _SUBJECT = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,79}$")
 _PERSONAL_KINDS = (Kind.PREFERENCE, Kind.FACT)
+#: Tags one note may carry (each at most 40 characters, see ``_TAG``).
+MAX_TAGS = 20
 
 
 def default_kind(text: str) -> Kind:
@@ -58,19 +61,24 @@ def default_scope(ctx: RunContext, kind: Kind) -> Scope:
 
 
 def _tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags as stored: lowercase, deduplicated, sorted; at most :data:`MAX_TAGS`."""
     if tags == () or tags == []:  # the usual case
         return ()
     if isinstance(tags, str):
         tags = [tags]
-    out = []
+    elif isinstance(tags, bytes | dict) or not isinstance(tags, Iterable):
+        raise InvalidInput("tags must be a list of strings such as ['billing', 'weekly']")
+    out: list[str] = []
     for tag in tags:
-        clean = str(tag).strip().lower()
-        if not _TAG.match(clean):
+        clean = tag.strip().lower() if isinstance(tag, str) else ""
+        if not _TAG.fullmatch(clean):
             raise InvalidInput(
-                f"tag {tag!r} is not allowed: use up to 40 lowercase letters, digits, '_', '-', "
-                "'.' or ':'"
+                f"tag {str(tag)[:60]!r} is not allowed: use up to 40 lowercase letters, digits, "
+                "'_', '-', '.' or ':'"
             )
         if clean not in out:
+            if len(out) == MAX_TAGS:
+                raise InvalidInput(f"a note carries at most {MAX_TAGS} tags")
             out.append(clean)
     return tuple(sorted(out))
 
@@ -89,6 +97,7 @@ def _source(
         message_id = source
     elif source is not None:
         raise InvalidInput("source must be a message id, a dict with message_id, or a Source")
+    message_id = check_optional_id(message_id, "source message_id")
     if message_id is None and plain is not None:
         return plain
     return Source(
@@ -185,9 +194,7 @@ def plan_remember(
     written. Called under the writer lock (:func:`commit_plan`), so the checks see the
     state as it is at that moment: a steward removed or a policy changed by another
     process a moment ago counts."""
-    if not isinstance(text, str):
-        raise InvalidInput("text must be a string")
-    text = " ".join(text.split())
+    text = canonical_text(text)  # one stored form on every path (remem.core.text)
     parsed_kind = parse_enum(Kind, kind, "kind") if kind is not None else default_kind(text)
     parsed_basis = parse_enum(Basis, basis, "basis")
     parsed_scope = (
@@ -201,9 +208,10 @@ def plan_remember(
             rule="procedure_admin_only",
         )
     mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id)
-    if subject is not None and not _SUBJECT.match(subject):
+    if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
         raise InvalidInput(
-            f"subject {subject!r} is not allowed: use lowercase dotted keys like 'user.language'"
+            f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
+            "'user.language' (up to 80 characters)"
         )
     if not isinstance(pinned, bool):
         raise InvalidInput("pinned must be True or False")

@@ -54,6 +54,23 @@ CHANNEL_KEYS = {
 }
 
 
+#: Allowed range of each numeric key, checked when the value is read (``remem.toml`` at
+#: load, channel settings when set), so a recall never meets a number it cannot use.
+NUMBER_RANGES: dict[str, tuple[int, int]] = {
+    "max_note_chars": (1, 100_000),
+    "max_notes_per_scope": (1, 100_000_000),
+    "retention_days": (1, 36_500),
+    "recall_max_notes": (1, 1_000),
+    "recall_max_chars": (1, 1_000_000),
+    "max_rule_chars": (1, 1_000_000),
+    "evidence": (1, 1_000),
+}
+#: Built-in defaults that are ceilings: only ``remem.toml`` (the admin and agent layers)
+#: may raise them; a channel policy asking for more is clamped, and told so.
+CEILING_KEYS = ("recall_max_notes", "recall_max_chars")
+FILE_LAYERS = frozenset({"admin", "agent"})
+
+
 def inferred_rank(value: str) -> tuple[int, int]:
     """Strictness of an ``inferred`` setting: auto < evidence:N (by N) < review < off."""
     if value.startswith("evidence:"):
@@ -88,9 +105,11 @@ _STRICTER: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _positive_int(key: str, value: Any, *, allow_zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
-        raise ConfigError(f"{key} must be a positive whole number, not {value!r}")
+def _positive_int(key: str, value: Any) -> int:
+    low, high = NUMBER_RANGES[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise ConfigError(f"{key} must be a whole number from {low} to {high:_}, not {shown}")
     return value
 
 
@@ -121,7 +140,14 @@ def parse_value(key: str, value: Any) -> Any:
             ) from None
     if key == "inferred":
         if isinstance(value, str) and value.startswith("evidence:"):
-            _positive_int(key, int(value[9:]) if value[9:].isdigit() else -1)
+            digits = value[9:]
+            number = int(digits) if digits.isascii() and digits.isdigit() and len(digits) < 8 else 0
+            low, high = NUMBER_RANGES["evidence"]
+            if not low <= number <= high:
+                raise ConfigError(
+                    f"inferred = evidence:N needs a whole number N from {low} to {high}, "
+                    f"not {value[:40]!r}"
+                )
             return value
         return _choice(key, value, _INFERRED_ORDER)
     if key == "agent_writes":
@@ -200,6 +226,10 @@ def merge(layers: list[tuple[str, Mapping[str, Any]]]) -> Merged:
     sources: dict[str, str] = {}
     clamped: list[str] = []
     for layer, settings in layers:
+        if layer not in FILE_LAYERS:
+            for key in CEILING_KEYS:  # unless remem.toml raised it, the default is a ceiling
+                if key not in values:
+                    values[key], sources[key] = getattr(DEFAULT_LIMITS, key), "default"
         for key, value in settings.items():
             if key not in values:
                 values[key], sources[key] = value, layer
@@ -246,8 +276,10 @@ def channel_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 __all__ = [
     "ALL_KINDS",
+    "CEILING_KEYS",
     "CHANNEL_KEYS",
     "FILE_KEYS",
+    "NUMBER_RANGES",
     "Merged",
     "PolicyFile",
     "channel_settings",
