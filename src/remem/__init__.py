@@ -26,6 +26,7 @@ from remem.formation.extract import LearnReport, Message
 from remem.prompt import Prompt
 from remem.recall.engine import Recall
 from remem.recall.trace import Trace
+from remem.runwrites import Written
 from remem.service import Memory
 
 __version__ = "0.1.0"
@@ -58,5 +59,6 @@ __all__ = [
     "StoreError",
     "Trace",
     "UnsupportedLog",
+    "Written",
     "__version__",
 ]

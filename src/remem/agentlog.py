@@ -28,6 +28,7 @@ from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
+from remem.runwrites import RunWrites
 from remem.store.atomic import replace_file
 from remem.store.base import Backend, EventLog, TraceLog
 
@@ -67,6 +68,8 @@ class AgentLog:
         self.lock = threading.RLock()
         #: Prepared recall candidates by run shape (see remem.recall.engine.prepare).
         self.recall_cache: dict[Any, Any] = {}
+        #: The notes each recent run changed through this process (ids and ops, no text).
+        self.run_writes = RunWrites()
         self._seen: list[Event] = []
         #: Events folded (durable) that the indexes have not taken yet, in log order.
         self._unindexed: list[Event] = []
@@ -228,6 +231,7 @@ class AgentLog:
             # Durable now: only then does this process's projection take the events.
             for event, pos in zip(appended, txn.positions, strict=True):
                 self.state.record(event, pos)
+            self.run_writes.add(appended)
             self._defer(appended)
             return result
 

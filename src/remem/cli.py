@@ -18,6 +18,7 @@ import click
 from remem.context import RunContext
 from remem.core.events import Event, to_dict
 from remem.core.model import Note
+from remem.core.text import display
 from remem.errors import (
     ConfigError,
     Conflict,
@@ -60,7 +61,7 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RememError as exc:
-            click.echo(f"remem: {exc.code}: {exc}", err=True)
+            click.echo(f"remem: {exc.code}: {display(str(exc))}", err=True)
             sys.exit(exit_code(exc))
 
     return wrapper  # type: ignore[return-value]
@@ -71,10 +72,12 @@ def emit_json(value: Any) -> None:
 
 
 def note_line(note: Note) -> str:
-    where = note.scope.value + (f":{note.scope_id}" if note.scope_id else "")
+    """One line per note for people: every control or invisible character escaped (output
+    is inert: a note cannot move the cursor, recolour the terminal or reorder text)."""
+    where = note.scope.value + (f":{display(note.scope_id)}" if note.scope_id else "")
     flags = " pinned" if note.pinned else ""
     status = "" if note.status.value == "active" else f" [{note.status.value}]"
-    text = note.text or "(forgotten)"
+    text = display(note.text) or "(forgotten)"
     return (
         f"{note.id}  {where:<28} {note.kind.value:<11} {note.basis.value:<8}{flags}{status}  {text}"
     )
@@ -83,7 +86,7 @@ def note_line(note: Note) -> str:
 def event_line(event: Event) -> str:
     data = to_dict(event)
     detail = {k: v for k, v in data.items() if k not in ("op", "v", "eid", "ts", "run_id")}
-    return f"{data['ts']}  {event.op:<10} {json.dumps(detail, ensure_ascii=False)}"
+    return display(f"{data['ts']}  {event.op:<10} {json.dumps(detail, ensure_ascii=False)}")
 
 
 class Ctx:

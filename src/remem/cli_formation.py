@@ -7,6 +7,7 @@ import click
 from remem.cli import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
 from remem.context import OWNER_ACTOR, Role, RunContext
 from remem.core.model import format_ts
+from remem.core.text import display
 from remem.errors import InvalidInput
 
 
@@ -82,7 +83,7 @@ def consolidate_cmd(obj: Ctx, agent: str, dry_run: bool) -> None:
     """
     report = obj.mem.consolidate(RunContext.owner(agent), dry_run=dry_run)
     for group in report.groups:
-        click.echo(f"merge {len(group.sources)} notes -> {group.text!r}")
+        click.echo(f"merge {len(group.sources)} notes -> {display(group.text)!r}")
         for note in group.sources:
             click.echo(f"    {note_line(note)}")
     verb = "would merge" if dry_run else "merged"
@@ -113,4 +114,4 @@ def relearn_cmd(obj: Ctx, agent: str, channel: str | None, archive: str) -> None
     for note in report.pending:
         click.echo(f"review     {note_line(note)}")
     for item, reason in report.dropped:
-        click.echo(f"dropped    {reason:<28} {item.text}")
+        click.echo(f"dropped    {reason:<28} {display(item.text)}")

@@ -7,6 +7,7 @@ import click
 
 from remem.cli import Ctx, emit_json, event_line, handle_errors, main, note_line, pass_ctx
 from remem.core.events import to_dict
+from remem.core.text import display
 
 
 @main.command("ls")
@@ -71,7 +72,7 @@ def show_cmd(obj: Ctx, note_id: str, as_json: bool) -> None:
         emit_json(note.to_dict())
         return
     for key, value in note.to_dict().items():
-        click.echo(f"{key:>13}: {value}")
+        click.echo(f"{key:>13}: {display(value)}")
 
 
 @main.command("history")
@@ -223,7 +224,7 @@ def agents_ls(obj: Ctx, as_json: bool) -> None:
     if as_json:
         emit_json(names)
         return
-    click.echo("\n".join(names) if names else "no agents")
+    click.echo("\n".join(map(display, names)) if names else "no agents")
 
 
 @agents_group.command("trash")
@@ -238,4 +239,4 @@ def agents_trash(obj: Ctx, name: str) -> None:
       remem agents trash yuko
     """
     where = obj.mem.trash_agent(obj.owner(name), name)
-    click.echo(f"moved {name} to {where}")
+    click.echo(display(f"moved {name} to {where}"))

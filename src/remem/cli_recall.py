@@ -10,6 +10,7 @@ import click
 
 from remem.cli import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
 from remem.context import RunContext
+from remem.core.text import display
 from remem.errors import InvalidInput
 
 
@@ -61,9 +62,9 @@ def recall_cmd(
         return
     if result.rules:
         click.echo("--- rules (system prompt) ---")
-        click.echo(result.rules)
+        click.echo(display(result.rules, keep_newlines=True))
     click.echo("--- memory block ---")
-    click.echo(result.text)
+    click.echo(display(result.text, keep_newlines=True))
     trace = obj.mem.explain(RunContext.owner(agent), result.run_id)
     click.echo(f"--- trace {result.run_id} (retrieval: {result.retrieval}) ---")
     _print_trace_summary(trace.selected, trace.excluded)
@@ -117,10 +118,10 @@ def explain_cmd(obj: Ctx, run_id: str, agent: str | None, as_json: bool) -> None
         if as_json:
             emit_json(trace.to_dict())
             return
-        click.echo(f"run {trace.run_id} of {trace.agent} at {trace.ts} ({trace.run_kind})")
-        click.echo(f"  actor {trace.actor} ({trace.role}) in {trace.channel}")
-        click.echo(f"  query {trace.query!r}; retrieval {trace.retrieval}")
-        click.echo(f"  scopes {', '.join(trace.scopes) or '(none)'}")
+        click.echo(display(f"run {trace.run_id} of {trace.agent} at {trace.ts} ({trace.run_kind})"))
+        click.echo(display(f"  actor {trace.actor} ({trace.role}) in {trace.channel}"))
+        click.echo(display(f"  query {trace.query!r}; retrieval {trace.retrieval}"))
+        click.echo(display(f"  scopes {', '.join(trace.scopes) or '(none)'}"))
         click.echo(
             f"  budget {trace.budget}; block {trace.text_len} chars sha256 {trace.text_sha256[:16]}"
         )
@@ -152,7 +153,7 @@ def rules_ls(obj: Ctx, agent: str) -> None:
     """
     rules = obj.mem.rules(RunContext.owner(agent))
     for name, content in rules.items():
-        click.echo(f"{name}  ({len(content)} chars)")
+        click.echo(f"{display(name)}  ({len(content)} chars)")
     if not rules:
         click.echo("no rules")
 
@@ -174,7 +175,7 @@ def rules_show(obj: Ctx, agent: str, name: str) -> None:
         from remem.errors import NotFound
 
         raise NotFound(f"agent {agent} has no rule {name!r}; see `remem rules ls {agent}`")
-    click.echo(rules[name])
+    click.echo(display(rules[name], keep_newlines=True))
 
 
 @rules_group.command("set")
@@ -282,9 +283,9 @@ def channel_set(obj: Ctx, agent: str, channel: str, setting: str, value: str) ->
     except ValueError:
         raise InvalidInput(f"{setting} takes a whole number, not {value!r}") from None
     change = obj.mem.set_channel_policy(RunContext.owner(agent), channel, **{key: parsed})
-    click.echo(f"{channel}: {setting} = {value}")
+    click.echo(display(f"{channel}: {setting} = {value}"))
     for notice in change.notices:
-        click.echo(f"note: {notice}")
+        click.echo(f"note: {display(notice)}")
 
 
 @channel_group.command("show")
@@ -306,7 +307,7 @@ def channel_show(obj: Ctx, agent: str, channel: str, as_json: bool) -> None:
         emit_json(effective)
         return
     for key, item in effective["values"].items():
-        click.echo(f"{key:>26} = {item['value']}  ({item['layer']})")
-    click.echo(f"{'stewards':>26} = {', '.join(effective['stewards']) or '(none)'}")
+        click.echo(display(f"{key:>26} = {item['value']}  ({item['layer']})"))
+    click.echo(display(f"{'stewards':>26} = {', '.join(effective['stewards']) or '(none)'}"))
     for line in effective["clamped"] + effective["warnings"]:
-        click.echo(f"note: {line}")
+        click.echo(f"note: {display(line)}")

@@ -9,6 +9,7 @@ import click
 
 from remem.cli import Ctx, handle_errors, main, pass_ctx
 from remem.context import RunContext
+from remem.core.text import display
 from remem.errors import RememError
 
 DOCTOR_AGENT = "remem-doctor"
@@ -44,10 +45,10 @@ def doctor_cmd(obj: Ctx) -> None:
     except RememError as exc:
         steps.append(("error", False, str(exc)))
     for name, ok, detail in steps:
-        click.echo(f"{'ok ' if ok else 'FAIL'} {name:<15} {detail}")
+        click.echo(f"{'ok ' if ok else 'FAIL'} {name:<15} {display(detail)}")
     if not all(ok for _, ok, _ in steps):
         sys.exit(1)
-    click.echo(f"remem is healthy at {obj.data}")
+    click.echo(f"remem is healthy at {display(str(obj.data))}")
 
 
 @main.command("demo")

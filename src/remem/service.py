@@ -67,10 +67,14 @@ if TYPE_CHECKING:
     from remem.prompt import Prompt
     from remem.recall.engine import Recall, RecallPolicy
     from remem.recall.trace import Trace
+    from remem.runwrites import Written
     from remem.writes import RememberPlan
 
 Clock = Callable[[], datetime]
 
+#: The characters of a query that recall reads for relevance (``compile`` passes whole
+#: messages; the start of a very long one ranks as well as all of it, at a bounded cost).
+MAX_QUERY_CHARS = 4_000
 _REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
 _NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
 
@@ -79,6 +83,8 @@ class Memory:
     """Governed memory over one data location. Thread-safe; share one per process."""
 
     def __init__(self, backend: Backend, *, clock: Clock | None = None) -> None:
+        if clock is not None and not callable(clock):
+            raise InvalidInput("clock must be a function returning the current datetime")
         self.backend = backend
         self.clock: Clock = clock or utcnow
         self._book = PolicyBook(backend)
@@ -510,6 +516,7 @@ class Memory:
         from remem.recall.engine import run_recall
 
         check_str(query, "query")
+        query = query[:MAX_QUERY_CHARS]  # relevance reads the start of a very long message
         if max_chars is not None and (type(max_chars) is not int or max_chars < 0):
             raise InvalidInput("max_chars must be a non-negative integer")
         check_optional_id(tag, "tag")
@@ -583,6 +590,24 @@ class Memory:
             if i in state.notes and self._can_read(ctx, state, state.notes[i])
         }
         return trace.visible_to(ids)
+
+    def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
+        """The notes run ``run_id`` changed, as far as ``ctx`` may see them, in the order the
+        run first wrote each: :class:`~remem.runwrites.Written` (``.note``, ``.ops``,
+        ``.op``, ``.receipt``). One entry per note, so a host attaches one "see what I
+        remember" chip per reply. Covers writes made through this process, for the newest
+        4,096 runs that wrote; any other run gives ``[]``."""
+        from remem.runwrites import Written, receipt_for
+
+        agent = self._agent(ctx)
+        check_id(run_id, "run_id")
+        state = agent.sync()
+        out = []
+        for note_id, ops in agent.run_writes.of(run_id):
+            note = state.notes.get(note_id)
+            if note is not None and self._can_read(ctx, state, note):
+                out.append(Written(note, ops, receipt_for(ops[-1], note)))
+        return out
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         """Tag counts over live notes visible to ``ctx``."""

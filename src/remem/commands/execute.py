@@ -9,12 +9,13 @@ command is authorized exactly like the API call it stands for.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from remem.commands.intents import CommandRecognizer, Intent, IntentKind
 from remem.context import RunContext
 from remem.core.model import LIVE_STATUSES, Kind, Note, Scope, Status
+from remem.core.text import display
 from remem.errors import RememError
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def _forget_last(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     if note is None:
         return Reply("There is nothing recent to forget here.", intent.kind)
     gone = mem.forget(ctx, note.id)
-    return Reply("Forgotten.", intent.kind, ["Memory changed: forgotten."], [gone])
+    return Reply(f"Forgot {_quote(note)}.", intent.kind, ["Memory changed: forgotten."], [gone])
 
 
 def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
@@ -222,12 +223,29 @@ def run_command(
     A refusal (no personal scope, a secret, a denied scope) becomes a polite
     reply that says why, rather than an exception the host must catch.
     """
+    if len(text) > MAX_COMMAND_CHARS:
+        return None  # a memory command is a sentence, not a pasted document
     intent = recognizer.recognize(text)
     if intent is None:
         return None
     if not ctx.has_personal_scope:
         return Reply("Memory commands are only available to paired people.", intent.kind)
     try:
-        return HANDLERS[intent.kind](mem, ctx, intent)
+        return _inert(HANDLERS[intent.kind](mem, ctx, intent))
     except RememError as exc:
-        return Reply(f"I couldn't do that: {exc}", intent.kind, [])
+        return _inert(Reply(f"I couldn't do that: {exc}", intent.kind, []))
+
+
+#: Longer texts are never read as memory commands (``command`` returns ``None``).
+MAX_COMMAND_CHARS = 2_000
+
+
+def _inert(reply: Reply) -> Reply:
+    """The reply with every control or invisible character of its texts escaped: a reply
+    quotes notes and the person's words, and must not carry terminal escapes or bidi
+    overrides into the host's chat (its own line breaks stay)."""
+    return replace(
+        reply,
+        text=display(reply.text, keep_newlines=True),
+        notices=[display(n, keep_newlines=True) for n in reply.notices],
+    )

@@ -60,7 +60,8 @@ def parse_enum(enum: type[E], value: object, what: str) -> E:
         return enum(str(value))
     except ValueError:
         choices = ", ".join(m.value for m in enum)
-        raise InvalidInput(f"unknown {what} {value!r}: use one of {choices}") from None
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:60] + "…"
+        raise InvalidInput(f"unknown {what} {shown}: use one of {choices}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,9 @@ class Note:
     version: int = 1
     evidence: int = 1
     superseded_by: str | None = None
+    #: What the last change to the note was (the event's op: ``remember``, ``correct``,
+    #: ``move``, ``forget``, ``disable`` ...); :attr:`receipt` says it.
+    last_change: str = "remember"
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -136,7 +140,14 @@ class Note:
 
     @property
     def receipt(self) -> str:
-        """The notice a host shows with its reply when this note was written: no silent writes."""
+        """The notice a host shows with its reply when this note was written: no silent writes.
+
+        It says what the last change did: "Noted" for a new note, "Forgot" for a
+        forget, "Corrected" for a correction, "Disabled" ... (see :data:`RECEIPTS`).
+        """
+        said = RECEIPTS.get(self.last_change)
+        if said is not None:
+            return said
         if self.status is Status.PENDING:
             return (
                 "I'd like to remember this, once it is reviewed. "
@@ -177,6 +188,25 @@ class Note:
         return dataclasses.replace(self, **changes)
 
 
+_SEE = 'ask "what do you remember about me?" to see or change what I remember.'
+#: The receipt of each change other than a new note (see :attr:`Note.receipt`).
+RECEIPTS: dict[str, str] = {
+    "reinforce": 'Noted again — I already remembered that. Ask "what do you remember about me?"',
+    "correct": f"Corrected — {_SEE}",
+    "move": f"Moved — this note now applies to a different place; {_SEE}",
+    "forget": "Forgot that — I no longer remember it; its text is erased for good at the next "
+    "compaction.",
+    "disable": f"Disabled — I'll stop using this note until it is enabled again; {_SEE}",
+    "enable": f"Enabled — I'll use this note again; {_SEE}",
+    "pin": f"Pinned — this note comes first whenever it applies; {_SEE}",
+    "unpin": f"Unpinned — {_SEE}",
+    "approve": f"Approved — this note is now in use; {_SEE}",
+    "reject": "Rejected — this note will never be used; its text is erased at the next compaction.",
+    "supersede": f"Replaced by a newer note on the same subject; {_SEE}",
+    "restore": f"Restored — this note is in use again; {_SEE}",
+}
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -214,6 +244,7 @@ def normalize_text(text: str) -> str:
 
 __all__ = [
     "LIVE_STATUSES",
+    "RECEIPTS",
     "Basis",
     "Kind",
     "Note",

@@ -128,7 +128,13 @@ def _corrected(note: Note, ev: Corrected) -> Note:
         kind=ev.kind if ev.kind is not None else note.kind,
         updated_at=ev.ts,
         version=note.version + 1,
+        last_change="move" if ev.text is None and ev.scope is not None else ev.op,
     )
+
+
+def _changed(note: Note, event: NoteEvent) -> dict[str, Any]:
+    """What every change sets: when, the next version, and what it was (for receipts)."""
+    return {"updated_at": event.ts, "version": note.version + 1, "last_change": event.op}
 
 
 _STATUS_AFTER: dict[type[NoteEvent], Status] = {
@@ -151,31 +157,22 @@ def fold_note(agent: str, note: Note | None, event: NoteEvent) -> Note | None:
     if note is None:
         return None
     if isinstance(event, Reinforced):
-        return note.evolve(
-            evidence=note.evidence + 1, updated_at=event.ts, version=note.version + 1
-        )
+        return note.evolve(evidence=note.evidence + 1, **_changed(note, event))
     if isinstance(event, Corrected):
         return _corrected(note, event)
     if isinstance(event, (Pinned, Unpinned)):
-        return note.evolve(
-            pinned=isinstance(event, Pinned), updated_at=event.ts, version=note.version + 1
-        )
+        return note.evolve(pinned=isinstance(event, Pinned), **_changed(note, event))
     if isinstance(event, Superseded):
         return note.evolve(
-            status=Status.SUPERSEDED,
-            superseded_by=event.by,
-            updated_at=event.ts,
-            version=note.version + 1,
+            status=Status.SUPERSEDED, superseded_by=event.by, **_changed(note, event)
         )
     if isinstance(event, Restored):
-        return note.evolve(
-            status=Status.ACTIVE, superseded_by=None, updated_at=event.ts, version=note.version + 1
-        )
+        return note.evolve(status=Status.ACTIVE, superseded_by=None, **_changed(note, event))
     status = _STATUS_AFTER.get(type(event))
     if status is None:
         return note
     text = "" if status is Status.FORGOTTEN else note.text
-    return note.evolve(status=status, text=text, updated_at=event.ts, version=note.version + 1)
+    return note.evolve(status=status, text=text, **_changed(note, event))
 
 
 def _moved_key(data: dict[str, Any]) -> ScopeKey | None:

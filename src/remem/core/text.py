@@ -104,8 +104,13 @@ def display(value: object, *, keep_newlines: bool = False) -> str:
             out.append(_ESCAPES[ch])
         else:
             code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
-                       else f"\\U{code:08x}")
+            out.append(
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
+            )
     return "".join(out)
 
 

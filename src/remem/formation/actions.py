@@ -13,6 +13,7 @@ from remem.core.ids import new_id
 from remem.core.model import Basis, Note, Scope, Source, Status
 from remem.core.projection import Revision, State
 from remem.errors import InvalidInput, NotFound
+from remem.formation.bounds import check_messages
 from remem.formation.classify import Classifier
 from remem.formation.consolidate import ConsolidationReport, find_groups
 from remem.formation.extract import Learner, LearnReport, Message, normalize_messages
@@ -41,6 +42,7 @@ def learn(
         raise InvalidInput(f"a slice holds at most {MAX_SLICE} messages; learn in parts")
     if summary is not None and not isinstance(summary, str):
         raise InvalidInput("summary must be a string")
+    check_messages(messages, summary)  # sizes, fields and ids, before any work
     parsed = normalize_messages(messages)
     mem._state(ctx)
     return Learner(mem, ctx, classifier, relearn=relearn).run(parsed, summary)

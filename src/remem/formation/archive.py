@@ -65,8 +65,8 @@ def _rows(archive: str | Path | Iterable[dict[str, Any]]) -> list[dict[str, Any]
         path = Path(archive)
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"cannot read archive {path}: {exc}") from None
+        except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL in the path
+            raise InvalidInput(f"cannot read archive {str(path)[:200]!r}: {exc}") from None
         rows = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -79,4 +79,9 @@ def _rows(archive: str | Path | Iterable[dict[str, Any]]) -> list[dict[str, Any]
                 raise InvalidInput(f"{path} line {number} is not a JSON object")
             rows.append(row)
         return rows
-    return [dict(r) for r in archive]
+    if isinstance(archive, bytes | dict) or not isinstance(archive, Iterable):
+        raise InvalidInput("an archive is a path to a JSONL file or a list of message dicts")
+    rows = list(archive)
+    if not all(isinstance(r, dict) for r in rows):
+        raise InvalidInput("each archive row must be a dict (a message or a trust line)")
+    return [dict(r) for r in rows]

@@ -183,6 +183,7 @@ def apply_budget(
     scores: Sequence[float],
     max_notes: int,
     max_chars: int,
+    max_note_chars: int | None = None,
 ) -> tuple[list[tuple[Note, float]], dict[str, list[str]], int]:
     """Take notes in rank order (``order`` indexes ``notes``) within both budgets.
 
@@ -199,7 +200,7 @@ def apply_budget(
             over_notes = [notes[j].id for j in order[rank_pos:]]
             break
         note = notes[i]
-        cost = len(note_line(len(chosen) + 1, note)) + 1
+        cost = len(note_line(len(chosen) + 1, note, max_note_chars)) + 1
         if used + cost > max_chars:
             over_chars.append(note.id)
             continue
@@ -333,10 +334,10 @@ def run_recall(
         limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)
     )
     chosen, over, used = apply_budget(
-        prepared.notes, order, final, limits.recall_max_notes, char_limit
+        prepared.notes, order, final, limits.recall_max_notes, char_limit, limits.max_note_chars
     )
     notes = [note for note, _ in chosen]
-    text = render(notes)
+    text = render(notes, max_chars=limits.max_note_chars)
     record = Trace.record(
         run_id=ctx.run_id,
         agent=ctx.agent,

@@ -5,6 +5,11 @@ bidirectional control characters are removed and ``<``/``>`` are escaped, so a
 note can neither span lines, nor close the block, nor look like markup. The
 block's delimiters carry a random nonce chosen per recall, which a note
 cannot predict.
+
+Readers re-clamp what they read: a note longer than the ``max_note_chars`` in
+force where it is recalled (it was written under a looser limit) is cut to that
+length at render; its body ends with ``…`` and its metadata, outside the quoted
+data, says ``cut N/M`` (N characters shown of M).
 """
 
 from __future__ import annotations
@@ -60,8 +65,12 @@ def meta(note: Note) -> str:
 _BODIES: dict[tuple[str, int], str] = {}
 
 
-def _body(note: Note) -> str:
-    """``[meta] "quoted text"`` of a note version (memoized: rendered on every turn)."""
+def _body(note: Note, max_chars: int | None = None) -> str:
+    """``[meta] "quoted text"`` of a note version (memoized: rendered on every turn); cut to
+    ``max_chars`` with a marker when the note is longer (rare: not memoized)."""
+    if max_chars is not None and len(note.text) > max_chars:
+        cut = note.text[:max_chars].rstrip() + "…"
+        return f"[{meta(note)} · cut {max_chars}/{len(note.text)}] {quote(cut)}"
     key = (note.id, note.version)
     body = _BODIES.get(key)
     if body is None:
@@ -78,15 +87,16 @@ def forget_rendered() -> None:
     quote.cache_clear()
 
 
-def note_line(position: int, note: Note) -> str:
-    return f"{position}. {_body(note)}"
+def note_line(position: int, note: Note, max_chars: int | None = None) -> str:
+    return f"{position}. {_body(note, max_chars)}"
 
 
-def render(notes: Sequence[Note], nonce: str | None = None) -> str:
-    """The memory block for ``notes`` (already ranked and budgeted)."""
+def render(notes: Sequence[Note], nonce: str | None = None, max_chars: int | None = None) -> str:
+    """The memory block for ``notes`` (already ranked and budgeted); a note longer than
+    ``max_chars`` (the note limit in force) is cut, with a marker."""
     nonce = nonce or new_nonce()
     lines = [BEGIN.format(nonce=nonce), HEADER if notes else EMPTY]
-    lines.extend(note_line(i, note) for i, note in enumerate(notes, 1))
+    lines.extend(note_line(i, note, max_chars) for i, note in enumerate(notes, 1))
     lines.append(END.format(nonce=nonce))
     return "\n".join(lines)
 

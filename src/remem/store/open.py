@@ -11,10 +11,13 @@ from remem.store.jsonl import JsonlBackend
 
 def open_backend(location: str | Path) -> Backend:
     """The backend for ``location``; a plain path means the embedded JSONL store."""
-    if isinstance(location, Path):
+    if isinstance(location, Path) and "\x00" not in str(location):
         return JsonlBackend(location)
-    if not isinstance(location, str) or not location.strip():
+    if not isinstance(location, str | Path) or not str(location).strip():
         raise InvalidInput("a data location is required: a directory path or jsonl:///abs/path")
+    if "\x00" in str(location):
+        raise InvalidInput("a data location may not contain a NUL character")
+    assert isinstance(location, str)
     if location.startswith("jsonl://"):
         path = location[len("jsonl://") :]
         if not path.startswith("/"):
