@@ -214,6 +214,7 @@ class Memory:
         self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
     ) -> PolicyChange:
         """The speaker's choices about memory of themselves; effective immediately."""
+        self._agent(ctx)
         return governance.set_my_preferences(
             self, ctx, inferred=inferred, cross_channel=cross_channel
         )
@@ -515,6 +516,7 @@ class Memory:
         """What this run may see, ranked and bounded, rendered as inert data; leaves a trace."""
         from remem.recall.engine import run_recall
 
+        self._agent(ctx)
         check_str(query, "query")
         query = query[:MAX_QUERY_CHARS]  # relevance reads the start of a very long message
         if max_chars is not None and (type(max_chars) is not int or max_chars < 0):
@@ -712,6 +714,7 @@ class Memory:
         remember about me?"); ``None`` when ``text`` is not a memory command."""
         from remem.commands.execute import run_command
 
+        self._agent(ctx)
         check_str(text, "text")
         return run_command(self, ctx, text, self.recognizer)
 

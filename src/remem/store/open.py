@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, StoreError
 from remem.store.base import Backend
 from remem.store.jsonl import JsonlBackend
 
 
 def open_backend(location: str | Path) -> Backend:
-    """The backend for ``location``; a plain path means the embedded JSONL store."""
+    """The backend for ``location``; a plain path means the embedded JSONL store.
+
+    A location that is not a path this system can name (a NUL, text that has no
+    encoding) is ``InvalidInput``; one the system refuses (too long) is ``StoreError``.
+    """
+    if isinstance(location, str | Path):
+        try:
+            os.fsencode(location)
+        except UnicodeError:
+            raise InvalidInput(
+                "the data location is not valid text for a file name (a lone surrogate)"
+            ) from None
+    try:
+        return _open_backend(location)
+    except OSError as exc:
+        raise StoreError(f"cannot use data location {str(location)[:200]!r}: {exc}") from None
+
+
+def _open_backend(location: str | Path) -> Backend:
     if isinstance(location, Path) and "\x00" not in str(location):
         return JsonlBackend(location)
     if not isinstance(location, str | Path) or not str(location).strip():
