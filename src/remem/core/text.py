@@ -43,8 +43,8 @@ def check_str(value: object, what: str) -> str:
         raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
     if not value.isascii() and _SURROGATE.search(value):
         raise InvalidInput(
-            f"{what} holds a lone surrogate code point (U+D800..U+DFFF), which is not valid "
-            "text: decode the input as UTF-8 before passing it"
+            f"{what} is not valid UTF-8 text (it holds a lone surrogate code point, "
+            "U+D800..U+DFFF): pass text decoded from UTF-8"
         )
     return value
 
@@ -58,6 +58,8 @@ def canonical_text(value: object, what: str = "text") -> str:
         if not out.isprintable():
             out = " ".join(out.translate(_ASCII_CONTROLS).split())
         return out
+    if text.isprintable():  # no control, format, private-use or separator but the space
+        return " ".join(unicodedata.normalize("NFC", text).split())
     category = unicodedata.category
     kept = "".join(ch for ch in text if ch.isspace() or category(ch) not in _DROPPED)
     return " ".join(unicodedata.normalize("NFC", kept).split())
@@ -72,9 +74,9 @@ def check_id(value: object, what: str, *, max_chars: int = MAX_ID_CHARS) -> str:
         raise InvalidInput(f"{what} is {len(value)} characters long; ids hold at most {max_chars}")
     # isprintable() is False for every Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs character except
     # the ASCII space, which isspace() catches.
-    if not value.isprintable() or any(ch.isspace() for ch in value):
+    if not value.isprintable() or " " in value:
         raise InvalidInput(
-            f"{what} {display(value)!r} is not a valid id: use printable characters without "
+            f"{what} '{display(value[:80])}' is not a valid id: use printable characters without "
             "spaces, control or invisible characters"
         )
     return value
