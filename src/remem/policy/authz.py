@@ -111,9 +111,7 @@ def decide(
     return _member(ctx, action, target, steward, agent_writer)
 
 
-def _member_erasure(
-    ctx: RunContext, target: Target, steward: bool, agent_writer: bool
-) -> Decision:
+def _member_erasure(ctx: RunContext, target: Target, steward: bool, agent_writer: bool) -> Decision:
     """A member may erase what they forgot where they may change notes at all."""
     change = _member(ctx, Action.CHANGE, target, steward, agent_writer)
     if not change:
