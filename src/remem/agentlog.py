@@ -26,6 +26,7 @@ import orjson
 
 from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
+from remem.formation import learned_rules
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.recall.memos import TextMemos
@@ -83,6 +84,8 @@ class AgentLog:
         self.memos = TextMemos()
         self.lexical = LexicalIndex(stems=self.memos.stems)
         self.on_change(self._update_lexical)
+        # A learned rule goes with the note it was learned from.
+        self.on_change(learned_rules.follow(backend, agent))
         # Note vectors (hybrid recall) when an embedder is available; else recall is lexical.
         self.vectors = make_vector_index(backend, agent, words=self.memos.words)
         if self.vectors is not None:
