@@ -1,51 +1,56 @@
 """After a forget and a compaction, the forgotten text is held by nothing in the process:
-no projection, index, cache, queue or embedder keeps a reference to it."""
+no projection, index, cache, memo, queue or embedder keeps a reference to it, and no file
+of the data directory holds it."""
 
 from __future__ import annotations
 
 import gc
-import random
-import string
 from pathlib import Path
 
+from erasure.scan import files_holding, holders, new_marker
 from remem import Memory, RunContext
 
 AGENT = "yuko"
-
-
-def _holders(marker: str) -> list[str]:
-    """Types of the live objects that reference a string holding ``marker`` (other
-    than the bare marker itself)."""
-    found = []
-    for obj in gc.get_objects():
-        refs = gc.get_referents(obj)
-        if isinstance(obj, dict):  # the collector does not visit a dict's str keys
-            refs = [*refs, *obj]
-        for ref in refs:
-            if type(ref) is str and marker in ref and ref != marker:
-                found.append(type(obj).__name__)
-    return found
 
 
 def _remember_and_recall(mem: Memory, ctx: RunContext, marker: str) -> str:
     note = mem.remember(ctx, f"Alice's childhood pet was a parrot called {marker}.")
     result = mem.recall(ctx, "childhood pet parrot")
     assert note.id in [n.id for n in result.notes]
+    mem.recall(ctx, f"what was the parrot {marker} like?")  # the words of a query, too
     return note.id
 
 
 def test_a_forgotten_and_compacted_note_leaves_no_text_in_memory(tmp_path: Path) -> None:
-    marker = "".join(random.choice(string.ascii_lowercase) for _ in range(14))
+    marker = new_marker()
     alice = RunContext.dm(AGENT, "dm:alice", "discord:alice")
     owner = RunContext.owner(AGENT)
     with Memory.open(tmp_path) as mem:
         mem.remember(alice, "Alice likes sailing on weekends.")
         note_id = _remember_and_recall(mem, alice, marker)
+        mem.compile(alice, "Any pets?")  # renders the note into a prompt
         mem.forget(alice, note_id)
         mem.recall(alice, "childhood pet parrot")  # the indexes, after the forget
         mem.compact(owner)
         gc.collect()
-        assert _holders(marker) == []
+        assert holders(marker) == []
         kept = mem.recall(alice, "sailing")
         assert [n.text for n in kept.notes] == ["Alice likes sailing on weekends."]
-    assert not any(marker in p.read_text(errors="replace") for p in tmp_path.rglob("*.*"))
+    assert files_holding(tmp_path, marker) == []
+
+
+def test_one_agents_compaction_drops_that_agents_memos(tmp_path: Path) -> None:
+    """Memos of note text belong to one agent: compacting it leaves none of its erased
+    text behind, even while another agent (never compacted) keeps working."""
+    marker = new_marker()
+    alice = RunContext.dm(AGENT, "dm:alice", "discord:alice")
+    other = RunContext.dm("kenji", "dm:bob", "discord:bob")
+    with Memory.open(tmp_path) as mem:
+        mem.remember(other, "Bob keeps bees.")
+        mem.recall(other, "bees")
+        note_id = _remember_and_recall(mem, alice, marker)
+        mem.forget(alice, note_id)
+        mem.compact(RunContext.owner(AGENT))
+        mem.recall(other, "bees")
+        gc.collect()
+        assert holders(marker) == []

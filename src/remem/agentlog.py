@@ -26,8 +26,10 @@ import orjson
 
 from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
+from remem.formation import learned_rules
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
+from remem.recall.memos import TextMemos
 from remem.runwrites import RunWrites
 from remem.store.atomic import replace_file
 from remem.store.base import Backend, EventLog, TraceLog
@@ -81,13 +83,28 @@ class AgentLog:
         )
         self.state = self._new_state()
         self._listeners: list[Callable[[State, Sequence[Event], bool], None]] = []
-        self.lexical = LexicalIndex()
+        #: Memos of text derived from notes (renderings, stems...): see forget_texts.
+        self.memos = TextMemos()
+        self.lexical = LexicalIndex(stems=self.memos.stems)
         self.on_change(self._update_lexical)
+        # A learned rule goes with the note it was learned from.
+        self.on_change(learned_rules.follow(backend, agent))
         # Note vectors (hybrid recall) when an embedder is available; else recall is lexical.
-        self.vectors = make_vector_index(backend, agent)
+        self.vectors = make_vector_index(backend, agent, words=self.memos.words)
         if self.vectors is not None:
             self.lexical.vectors = self.vectors
             self.on_change(self._update_vectors)
+
+    def forget_texts(self) -> None:
+        """Drop every memo of this agent that may hold words or text of notes (the
+        renderings, stems, normalized texts and embedder words of :attr:`memos`, what an
+        embedder of its own keeps, the prepared recalls): the one call compaction makes
+        so that no erased text outlives it in memory. All are rebuilt as recalls need."""
+        with self.lock:
+            self.memos.clear()
+            self.recall_cache.clear()
+            if self.vectors is not None:
+                self.vectors.forget_texts()
 
     def close(self) -> None:
         """Bring the indexes up to date and release their open files (the logs close with

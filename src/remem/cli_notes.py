@@ -46,6 +46,7 @@ def ls_cmd(
                 tag=tag,
             )
         )
+    _warn_awaiting_erasure(obj, agents)
     if as_json:
         emit_json([n.to_dict() for n in notes])
         return
@@ -53,6 +54,14 @@ def ls_cmd(
         click.echo("no notes")
     for note in notes:
         click.echo(note_line(note))
+
+
+def _warn_awaiting_erasure(obj: Ctx, agents: list[str]) -> None:
+    """A status line on stderr per agent whose forgotten notes' content is still on disk."""
+    from remem.erasure import awaiting_lines
+
+    for line in awaiting_lines(obj.mem, agents):
+        click.echo(f"remem: {display(line)}", err=True)
 
 
 @main.command("show")

@@ -120,7 +120,7 @@ def explain_cmd(obj: Ctx, run_id: str, agent: str | None, as_json: bool) -> None
             return
         click.echo(display(f"run {trace.run_id} of {trace.agent} at {trace.ts} ({trace.run_kind})"))
         click.echo(display(f"  actor {trace.actor} ({trace.role}) in {trace.channel}"))
-        click.echo(display(f"  query {trace.query!r}; retrieval {trace.retrieval}"))
+        click.echo(f"  query of {trace.query_chars} characters; retrieval {trace.retrieval}")
         click.echo(display(f"  scopes {', '.join(trace.scopes) or '(none)'}"))
         click.echo(
             f"  budget {trace.budget}; block {trace.text_len} chars sha256 {trace.text_sha256[:16]}"

@@ -46,9 +46,20 @@ def doctor_cmd(obj: Ctx) -> None:
         steps.append(("error", False, str(exc)))
     for name, ok, detail in steps:
         click.echo(f"{'ok ' if ok else 'FAIL'} {name:<15} {display(detail)}")
+    _print_awaiting_erasure(obj)
     if not all(ok for _, ok, _ in steps):
         sys.exit(1)
     click.echo(f"remem is healthy at {display(str(obj.data))}")
+
+
+def _print_awaiting_erasure(obj: Ctx) -> None:
+    """What waits for physical erasure (forgotten notes still on disk): a note, not a
+    failure; ``remem compact`` completes it."""
+    from remem.erasure import awaiting_lines
+
+    agents = [name for name in obj.mem.agents() if name != DOCTOR_AGENT]
+    for line in awaiting_lines(obj.mem, agents):
+        click.echo(f"note erasure         {display(line)}")
 
 
 @main.command("demo")

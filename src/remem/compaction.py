@@ -20,6 +20,7 @@ from remem.core.projection import State
 if TYPE_CHECKING:
     from remem.context import RunContext
     from remem.service import Memory
+    from remem.store.base import TraceLog
 
 DEAD = frozenset({Status.FORGOTTEN, Status.REJECTED, Status.EXPIRED})
 
@@ -78,12 +79,21 @@ def compact_events(
     return kept
 
 
+def scrub_traces(traces: TraceLog) -> None:
+    """Write the trace file again with only the fields a trace may keep (ids, numbers,
+    reasons): a line an older version wrote with text (a query) loses it, and damaged
+    lines (skipped by every read) go. Traces are derived data: a recall that appends
+    while this runs may lose its trace, never a note."""
+    from remem.recall.trace import scrub_record
+
+    traces.rewrite([scrub_record(record) for record in traces.all()])
+
+
 def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
     """``Memory.compact``: rewrite the log without dead notes' content, scrub the derived
     files that may hold it, and write them again from memory (owner only)."""
     from remem.core.model import Scope
     from remem.policy.authz import Action, Target
-    from remem.recall.engine import forget_cached_texts
 
     agent = mem._agent(ctx)
     mem._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
@@ -97,12 +107,10 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
         return kept
 
     agent.rewrite(build)
+    scrub_traces(agent.traces)
     removed = mem.backend.scrub(ctx.agent)
     agent.refresh_caches()  # from memory, which holds nothing of the erased notes
-    # Nor may the memos that keep words or text of notes: the embedder's, the recall's.
-    if agent.vectors is not None:
-        agent.vectors.forget_texts()
-    forget_cached_texts()
+    agent.forget_texts()  # nor may the memos that keep words or text of notes
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],

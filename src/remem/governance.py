@@ -310,7 +310,7 @@ def review(mem: Memory, ctx: RunContext, note_id: str, *, approve: bool) -> Note
 
     note = agent.state.notes[agent.write(build)]
     if approve and LEARNED_RULE_TAG in note.tags and note.status is Status.ACTIVE:
-        append_learned_rule(mem, ctx, note.text)
+        append_learned_rule(mem, ctx, note.text, note.id)
     return note
 
 

@@ -220,7 +220,9 @@ def test_forget_everything_about_me_stays_with_the_speaker_and_agent(mem: Memory
     assert reply.intent is IntentKind.FORGET_ALL_ABOUT_ME
     assert {n.id for n in reply.notes} == {n.id for n in mine}
     assert "2 notes" in reply.text
-    assert all(mem.get(owner(), n.id).status is Status.FORGOTTEN for n in mine)
+    # Physically erased at once (rule member_erasure): the notes are gone, not tombstoned.
+    assert "Erased from storage: 2 notes (no copy is kept)." in reply.notices
+    assert all(n.id not in {m.id for m in mem.list(owner(), status=None)} for n in mine)
     assert mem.get(owner(), carols.id).status is Status.ACTIVE
     assert mem.get(owner("kumo"), elsewhere.id).status is Status.ACTIVE
     assert mem.get(owner(), channel.id).status is Status.ACTIVE  # shared, not about Bob

@@ -444,7 +444,8 @@ def test_a_standing_style_instruction_is_a_pending_rule_proposal(mem: Memory, cl
     approved = mem.approve(admin(), proposal.id)
     assert approved.status is Status.ACTIVE
     learned = mem.rules(group(BOB))["learned"]
-    assert f"- {CERTAINLY}" in learned.splitlines()
+    # The line names the note it comes from (it goes with that note).
+    assert f"- {CERTAINLY} <!-- from {approved.id} -->" in learned.splitlines()
     assert CERTAINLY in mem.recall(group(BOB), "hello").rules
 
 
@@ -459,11 +460,12 @@ def test_rule_learning_auto_applies_directly(mem: Memory, clock: Any, data_dir: 
     report = mem.learn(admin(), [msg(ALICE, Role.ADMIN, CERTAINLY, "m1", clock())])
     (note,) = report.learned
     assert note.status is Status.ACTIVE
-    assert mem.rules(admin())["learned"].splitlines().count(f"- {CERTAINLY}") == 1
+    line = f"- {CERTAINLY} <!-- from {note.id} -->"
+    assert mem.rules(admin())["learned"].splitlines().count(line) == 1
     # Learning it again reinforces; the rule holds the line once.
     again = mem.learn(admin(), [msg(ALICE, Role.ADMIN, CERTAINLY, "m1", clock())])
     assert [n.id for n in again.reinforced] == [note.id]
-    assert mem.rules(admin())["learned"].splitlines().count(f"- {CERTAINLY}") == 1
+    assert mem.rules(admin())["learned"].splitlines().count(line) == 1
 
 
 def test_rule_learning_off_drops(mem: Memory, clock: Any, data_dir: Path) -> None:

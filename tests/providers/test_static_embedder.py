@@ -62,7 +62,7 @@ def test_token_ids_match_the_tokenizer_on_any_text() -> None:
     whatever the text, they must be exactly the tokenizer's, alone or in a batch."""
     import random
 
-    emb = load_static()
+    emb = load_static().with_word_memo({})  # as an agent's index uses it
     tok = emb._tokenizer  # type: ignore[attr-defined]
     assert emb._words is not None  # type: ignore[attr-defined]  # the word path is in use
     rng = random.Random(11)
@@ -124,7 +124,7 @@ def test_token_ids_match_the_tokenizer_on_any_text() -> None:
 
 def test_word_ids_survive_the_cache_starting_over_midway(monkeypatch: pytest.MonkeyPatch) -> None:
     """Another thread may empty the word cache between lookup and assembly."""
-    emb = load_static()
+    emb = load_static().with_word_memo({})
     words = emb._words  # type: ignore[attr-defined]
     assert words is not None
     tok = emb._tokenizer  # type: ignore[attr-defined]

@@ -1,7 +1,7 @@
 """Recall traces and ``Memory.explain`` (DESIGN §4.1, §6 step 7).
 
 A trace is stored under the run id when the recall happens (``explain`` only
-reads it back): query, scopes, candidates, selected notes with scores,
+reads it back): the query's length (never its text), scopes, candidates, selected notes with scores,
 exclusions with reasons, the budget, and the rendered text's sha256 and
 length, but never a note's text. Who may read a trace: owners and admins all
 of it; a channel's steward the runs in that channel; a participant their own
@@ -47,7 +47,7 @@ TRACE_KEYS = {
     "actor",
     "role",
     "channel",
-    "query",
+    "query_chars",
     "retrieval",
     "scopes",
     "selected",
@@ -73,7 +73,8 @@ def test_trace_is_stored_under_the_run_id(mem: Memory, world: World, data_dir: P
     record = stored[0]
     assert set(record) >= TRACE_KEYS
     assert record["type"] == "recall"
-    assert record["query"] == "when does the chat meet"
+    assert record["query_chars"] == len("when does the chat meet")
+    assert "query" not in record  # no text of the query is stored
     assert record["run_kind"] == "group"
     assert record["actor"] == ALICE
     assert record["channel"] == GENERAL
@@ -110,7 +111,7 @@ def test_explain_reads_back_what_was_stored(mem: Memory, world: World) -> None:
     trace = explain(mem, rec.run_id)
     assert isinstance(trace, Trace)
     assert trace.run_id == rec.run_id
-    assert trace.query == "tulips"
+    assert trace.query_chars == len("tulips")
     assert [i for i, _ in trace.selected] == [n.id for n in rec.notes]
     assert dict(trace.selected) == pytest.approx(rec.scores, abs=1e-6)
     assert trace.text_sha256 == hashlib.sha256(rec.text.encode()).hexdigest()
@@ -157,7 +158,7 @@ class TestWhoMayExplain:
         # that envelope may read (the DM's channel note is not readable from #random).
         elsewhere = mem.explain(group(ALICE, RANDOM), rec.run_id)
         assert set(elsewhere.candidates) == {world.agent, world.user_alice}
-        assert elsewhere.query == mine.query
+        assert elsewhere.query_chars == mine.query_chars
 
     def test_participant_view_is_restricted_to_notes_they_may_see(
         self, mem: Memory, world: World

@@ -150,7 +150,7 @@ class TestCompile:
         prompt = mem.compile(ctx, "tulips?")
         assert prompt.run_id == ctx.run_id == prompt.recall.run_id
         trace = explain(mem, prompt.run_id)
-        assert trace.query == "tulips?"
+        assert trace.query_chars == len("tulips?")
         assert [i for i, _ in trace.selected] == [n.id for n in prompt.recall.notes]
         assert mem.explain(ctx, prompt.run_id).run_id == ctx.run_id
 

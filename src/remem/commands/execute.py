@@ -111,8 +111,11 @@ def _scope_to_channel(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
 
 
 def _list_about_me(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    notes = mem.list(ctx, scope=Scope.USER, scope_id=ctx.actor)
-    pending = [n for n in mem.pending(ctx) if n.scope is Scope.USER and n.scope_id == ctx.actor]
+    from remem.erasure import about_member
+
+    _complete_erasure(mem, ctx)  # what waits from an earlier erase-all
+    notes = about_member(mem, ctx, status=Status.ACTIVE.value)
+    pending = [n for n in about_member(mem, ctx) if n.status is Status.PENDING]
     if not notes and not pending:
         return Reply("I don't remember anything about you.", intent.kind)
     lines = [f"- {_quote(n)}" for n in notes]
@@ -159,16 +162,38 @@ def _forget_last(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
 
 
 def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    notes = mem.list(ctx, scope=Scope.USER, scope_id=ctx.actor, status=None)
+    from remem.erasure import about_member
+
+    notes = about_member(mem, ctx)
     gone = [
         mem.forget(ctx, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
     ]
+    notices = [f"Memory changed: {len(gone)} notes forgotten."]
+    notices.append(_complete_erasure(mem, ctx) or "")
     return Reply(
         f"I've forgotten everything I remembered about you ({len(gone)} notes).",
         intent.kind,
-        [f"Memory changed: {len(gone)} notes forgotten."],
+        [n for n in notices if n],
         gone,
     )
+
+
+def _complete_erasure(mem: Memory, ctx: RunContext) -> str | None:
+    """Physically erase the speaker's forgotten notes now (see :mod:`remem.erasure`);
+    a notice saying what happened, or None when nothing waited."""
+    from remem.erasure import about_member, erase_forgotten
+
+    waiting = [n.id for n in about_member(mem, ctx) if n.status is Status.FORGOTTEN]
+    if not waiting:
+        return None
+    try:
+        report = erase_forgotten(mem, ctx, waiting)
+    except RememError as exc:
+        return (
+            f"Their text is not erased from storage yet ({exc}); it will be at your next "
+            "memory request or the owner's next compaction."
+        )
+    return f"Erased from storage: {len(report.notes_erased)} notes (no copy is kept)."
 
 
 def _preference(key: str, value: bool, text: str) -> Callable[[Memory, RunContext, Intent], Reply]:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from remem.context import Role, RunContext, RunKind
 from remem.core.model import Basis, Kind, Note, Scope, Status, normalize_text, parse_ts
 from remem.errors import Denied, InvalidInput, Rejected
+from remem.formation import learned_rules
 from remem.formation.classify import Category, Classification, Classifier, Item
 from remem.formation.rules import is_operational_content
 from remem.writes import remember_as
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from remem.service import Memory
 
 AGENT_ROLES = frozenset({"agent", "assistant", "bot"})
-LEARNED_RULE_TAG = "learned-rule"
+LEARNED_RULE_TAG = learned_rules.LEARNED_RULE_TAG
 _REASONS = {"secret": "secret", "sensitive": "sensitive"}
 
 
@@ -277,7 +278,7 @@ class Learner:
             status=status,
         )
         if note is not None and note.status is Status.ACTIVE and note.evidence == 1:
-            append_learned_rule(self.mem, self.ctx, note.text)
+            append_learned_rule(self.mem, self.ctx, note.text, note.id)
 
     def _write(
         self,
@@ -389,13 +390,10 @@ class Learner:
         report.add(note)
 
 
-def append_learned_rule(mem: Memory, ctx: RunContext, text: str) -> None:
+def append_learned_rule(
+    mem: Memory, ctx: RunContext, text: str, note_id: str | None = None
+) -> None:
     """Add one line to the agent's ``learned`` rule (written with the owner's authority
-    of the policy that allowed it; rules stay files a human can edit)."""
-    rules = mem.backend.read_rules(ctx.agent)
-    current = rules.get("learned", "")
-    line = f"- {text}"
-    if line in current.splitlines():
-        return
-    body = (current.rstrip("\n") + "\n" if current else "# Learned rules\n\n") + line + "\n"
-    mem.backend.write_rule(ctx.agent, "learned", body)
+    of the policy that allowed it; rules stay files a human can edit), linked to the
+    note it comes from, so that it goes with that note (see learned_rules)."""
+    learned_rules.append(mem.backend, ctx.agent, text, note_id)

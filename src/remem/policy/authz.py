@@ -16,8 +16,11 @@ channel steward              read, write and change every note of that channel;
                              set that channel's policy (not its stewards)
 member                       read/change own user notes; read the current
                              channel and agent-wide notes; create notes in the
-                             current channel; change channel notes they authored;
+                             current channel; change channel notes they authored,
+                             and in their own DM every note of that DM channel;
                              never agent scope (``Denied`` points to personal scope)
+                             erase (physically remove) what they forgot, of the
+                             notes they may change: rule ``member_erasure``
 cron / sop / webhook / task  read agent (+ own channel); write agent scope and own
                              channel; change what they wrote; no user scope
 ===========================  =====================================================
@@ -40,6 +43,9 @@ class Action(StrEnum):
     APPOINT_STEWARDS = "appoint_stewards"
     RULES = "rules"
     COMPACT = "compact"
+    #: Physically remove the content of forgotten notes one may change (a member's
+    #: erase-all is completed under the rule ``member_erasure``).
+    ERASE = "erase"
     ADMINISTER = "administer"
 
 
@@ -100,7 +106,17 @@ def decide(
         return _deny("admin_only", f"only owners and admins may {action.value.replace('_', ' ')}")
     if role.is_system:
         return _system(ctx, action, target, agent_writer)
+    if action is Action.ERASE:
+        return _member_erasure(ctx, target, steward, agent_writer)
     return _member(ctx, action, target, steward, agent_writer)
+
+
+def _member_erasure(ctx: RunContext, target: Target, steward: bool, agent_writer: bool) -> Decision:
+    """A member may erase what they forgot where they may change notes at all."""
+    change = _member(ctx, Action.CHANGE, target, steward, agent_writer)
+    if not change:
+        return change
+    return _allow("member_erasure")
 
 
 def _member(
@@ -133,6 +149,10 @@ def _member(
         return _allow("current_channel")
     if target.created_by == ctx.actor:
         return _allow("own_channel_note")
+    if ctx.kind is RunKind.DM:
+        # A DM channel is the member's conversation: everything its recall shows them
+        # is theirs to correct or erase, like their user notes.
+        return _allow("own_dm_channel")
     return _deny("not_author", "members may change only channel notes they wrote")
 
 

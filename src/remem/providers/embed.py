@@ -21,6 +21,7 @@ Choosing the embedder (environment, read when an agent is first opened):
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -111,9 +112,13 @@ class StaticEmbedder:
             raise EmbeddingError("this wordllama version does not expose its embedding table")
         self._matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         self._tokenizer = tokenizer
-        #: Token ids per space-separated word, when the tokenizer allows assembling a
-        #: text's ids from its words' (see :meth:`_token_ids`); None: it does not.
-        self._words: dict[str, list[int]] | None = {} if _word_separable(tokenizer) else None
+        #: Whether the tokenizer allows assembling a text's ids from its words' (see
+        #: :meth:`_token_ids`).
+        self._separable = _word_separable(tokenizer)
+        #: Token ids per space-separated word, kept between calls: only in the copy an
+        #: agent binds to its own memo (:meth:`with_word_memo`); the process-wide model
+        #: keeps no word of any text (None).
+        self._words: dict[str, list[int]] | None = None
         self._dim = int(self._matrix.shape[1])
         try:
             from wordllama import __version__ as version
@@ -153,6 +158,13 @@ class StaticEmbedder:
             out[start + filled[good]] = sums[good] / norms[good, None]
         return out
 
+    def with_word_memo(self, words: dict[str, list[int]]) -> StaticEmbedder:
+        """This model, keeping words' token ids in ``words`` (one agent's memo, see
+        :mod:`remem.recall.memos`, which compaction empties) instead of nowhere."""
+        twin = copy.copy(self)
+        twin._words = words if self._separable else None
+        return twin
+
     def forget_words(self) -> None:
         """Drop the per-word token ids kept so far (they are words of notes, some since
         forgotten: compaction calls this so that no erased text outlives it in memory)."""
@@ -168,9 +180,11 @@ class StaticEmbedder:
         ids kept; other texts (leading, trailing or repeated spaces, a literal
         ``▁``) go to the tokenizer whole. ``tests/providers`` checks the two agree.
         """
+        if not self._separable:
+            return self._encode(texts)
         words = self._words
         if words is None:
-            return self._encode(texts)
+            words = {}  # nothing is kept past this call
         split = [text.split(" ") if _single_spaced(text) else None for text in texts]
         missing = {w: None for parts in split if parts is not None for w in parts if w not in words}
         if len(words) + len(missing) > _WORDS_KEPT:

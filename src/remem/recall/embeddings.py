@@ -22,16 +22,24 @@ CACHE_NAME = "vectors"
 
 
 def make_vector_index(
-    backend: Backend, agent: str, embedder: Embedder | bool | None = True
+    backend: Backend,
+    agent: str,
+    embedder: Embedder | bool | None = True,
+    words: dict[str, list[int]] | None = None,
 ) -> VectorIndex | None:
     """The vector index of ``agent``, or ``None`` when embeddings are unavailable.
 
     ``embedder``: ``True`` for :func:`~remem.providers.embed.default_embedder`,
-    ``False``/``None`` for none, or an :class:`Embedder` to use.
+    ``False``/``None`` for none, or an :class:`Embedder` to use. ``words``: the agent's
+    memo of words (:mod:`remem.recall.memos`); an embedder that can keep words' token
+    ids (``with_word_memo``) keeps them there, and nowhere else.
     """
     chosen = default_embedder() if embedder is True else embedder or None
     if chosen is None:
         return None
+    bind = getattr(chosen, "with_word_memo", None)
+    if bind is not None and words is not None:
+        chosen = bind(words)
     try:
         from remem.recall.vectors import VectorIndex
     except ImportError:  # numpy vanished between the embedder's check and now

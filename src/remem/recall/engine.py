@@ -14,11 +14,11 @@ from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_tex
 from remem.core.projection import ScopeKey, State
 from remem.policy.config import Limits
 from remem.providers.embed import numpy_available
+from remem.recall.memos import MEMO_LIMIT
 from remem.recall.rank import Columns, preference_key, rank
 from remem.recall.relevance import relevance, relevance_rows
-from remem.recall.render import forget_rendered, note_line, render
+from remem.recall.render import Bodies, note_line, render
 from remem.recall.scopes import current_keys, eligible_scopes
-from remem.recall.tokens import stem
 from remem.recall.trace import Trace, group_by_reason, shared_candidates
 
 if TYPE_CHECKING:
@@ -114,21 +114,21 @@ def filter_candidates(
     return kept, excluded
 
 
-_NORMS: dict[str, str] = {}
-
-
-def _norm(text: str) -> str:
-    """``normalize_text`` memoized: the same note texts come back on every recall."""
-    found = _NORMS.get(text)
+def _norm(text: str, norms: dict[str, str] | None) -> str:
+    """``normalize_text``, memoized in ``norms`` (the agent's memo) when given: the same
+    note texts come back on every recall."""
+    if norms is None:
+        return normalize_text(text)
+    found = norms.get(text)
     if found is None:
-        if len(_NORMS) > 200_000:
-            _NORMS.clear()
-        found = _NORMS[text] = normalize_text(text)
+        if len(norms) >= MEMO_LIMIT:
+            norms.clear()
+        found = norms[text] = normalize_text(text)
     return found
 
 
 def collapse(
-    notes: Sequence[Note], current: frozenset[ScopeKey]
+    notes: Sequence[Note], current: frozenset[ScopeKey], norms: dict[str, str] | None = None
 ) -> tuple[list[Note], list[tuple[str, str]]]:
     """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``).
 
@@ -138,7 +138,7 @@ def collapse(
     that share a text or a subject with another are ordered at all: a note alone with its
     text and subject is always kept, and never changes what the others see.
     """
-    norm = {n.id: _norm(n.text) for n in notes}
+    norm = {n.id: _norm(n.text, norms) for n in notes}
     by_text: dict[str, int] = {}
     by_subject: dict[str, int] = {}
     for note in notes:
@@ -183,6 +183,7 @@ def apply_budget(
     scores: Sequence[float],
     max_notes: int,
     max_chars: int,
+    bodies: Bodies | None = None,
     max_note_chars: int | None = None,
 ) -> tuple[list[tuple[Note, float]], dict[str, list[str]], int]:
     """Take notes in rank order (``order`` indexes ``notes``) within both budgets.
@@ -200,7 +201,7 @@ def apply_budget(
             over_notes = [notes[j].id for j in order[rank_pos:]]
             break
         note = notes[i]
-        cost = len(note_line(len(chosen) + 1, note, max_note_chars)) + 1
+        cost = len(note_line(len(chosen) + 1, note, bodies, max_note_chars)) + 1
         if used + cost > max_chars:
             over_chars.append(note.id)
             continue
@@ -265,7 +266,7 @@ def prepare(
     candidates = _candidates(state, keys, tag)
     allowed, excluded = filter_candidates(candidates, ctx, policy, now)
     current = current_keys(ctx)
-    unique, collapsed = collapse(allowed, current)
+    unique, collapsed = collapse(allowed, current, agent.memos.norms)
     unique.sort(key=lambda n: n.id)
     prepared = Prepared(
         versions=versions,
@@ -294,13 +295,6 @@ def _order(
     ranked = rank(prepared.notes, scores, current=current_keys(ctx), now=now, has_query=has_query)
     position = {n.id: i for i, n in enumerate(prepared.notes)}
     return [position[r.note.id] for r in ranked], [r.score for r in ranked]
-
-
-def forget_cached_texts() -> None:
-    """Drop the process-wide memos that hold words or text of notes (renderings, stems),
-    after compaction erased notes: they are rebuilt as recalls need them."""
-    forget_rendered()
-    stem.cache_clear()
 
 
 def run_recall(
@@ -333,11 +327,18 @@ def run_recall(
     char_limit = (
         limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)
     )
+    bodies = agent.memos.bodies
     chosen, over, used = apply_budget(
-        prepared.notes, order, final, limits.recall_max_notes, char_limit, limits.max_note_chars
+        prepared.notes,
+        order,
+        final,
+        limits.recall_max_notes,
+        char_limit,
+        bodies,
+        limits.max_note_chars,
     )
     notes = [note for note, _ in chosen]
-    text = render(notes, max_chars=limits.max_note_chars)
+    text = render(notes, bodies=bodies, max_chars=limits.max_note_chars)
     record = Trace.record(
         run_id=ctx.run_id,
         agent=ctx.agent,
@@ -346,7 +347,7 @@ def run_recall(
         actor=ctx.actor,
         role=ctx.role.value,
         channel=ctx.channel,
-        query=query,
+        query_chars=len(query),
         retrieval=mode,
         scopes=[k[0].value + (f":{k[1]}" if k[1] else "") for k in keys],
         selected=[(note.id, score) for note, score in chosen],

@@ -212,8 +212,10 @@ class LexicalIndex:
     by :class:`~remem.agentlog.AgentLog`); relevance uses it for hybrid scoring.
     """
 
-    def __init__(self, max_scopes: int = 4096) -> None:
+    def __init__(self, max_scopes: int = 4096, stems: dict[str, str] | None = None) -> None:
         self.scopes: OrderedDict[ScopeKey, ScopeIndex] = OrderedDict()
+        #: The agent's memo of stems (remem.recall.memos), used for notes and queries.
+        self.stems = stems
         self.max_scopes = max_scopes
         self.vectors: VectorIndex | None = None
         self._dense: OrderedDict[int, _Decoded] = OrderedDict()
@@ -252,7 +254,9 @@ class LexicalIndex:
                 index = self.scopes[key] = ScopeIndex()
                 for note in sorted(state.in_scope(key[0], key[1]), key=lambda n: n.id):
                     if indexable(note):
-                        index.insert(note.id, note.said_at.timestamp(), *_pack(tokens(note.text)))
+                        index.insert(
+                            note.id, note.said_at.timestamp(), *_pack(tokens(note.text, self.stems))
+                        )
                 out.append(index)
                 while len(self.scopes) > self.max_scopes:
                     _, evicted = self.scopes.popitem(last=False)
@@ -282,7 +286,7 @@ class LexicalIndex:
             if r >= 0:
                 index.delete(r)
             return
-        packed = _pack(tokens(note.text))
+        packed = _pack(tokens(note.text, self.stems))
         said = note.said_at.timestamp()
         if r >= 0:
             if index.said[r] == said and index.entry(r) == packed:

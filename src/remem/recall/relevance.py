@@ -90,7 +90,7 @@ def relevance(
         return {}, LEXICAL
     if accelerate and numpy_available():
         return relevance_rows(index, state, keys, query, _as_dict)
-    terms = tokens(query)
+    terms = tokens(query, index.stems)
     with index.lock:
         return _sparse(index, index.ensure(state, keys), terms), LEXICAL
 
@@ -109,7 +109,7 @@ def relevance_rows(
     """:func:`relevance` as row arrays per scope index (needs numpy; the query must not be
     blank), handed to ``collect`` while the indexes cannot change (``collect`` may read
     each index's ids and version); returns what ``collect`` returned and the mode."""
-    terms = tokens(query)
+    terms = tokens(query, index.stems)
     vectors = index.vectors
     qv = None
     if vectors is not None:

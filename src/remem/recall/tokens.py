@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+from remem.recall.memos import MEMO_LIMIT
 
 _WORD = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
 
@@ -177,7 +178,6 @@ STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stripper: enough to match plurals and common verb forms."""
     if len(word) <= 3 or word.isdigit():
@@ -196,11 +196,20 @@ def stem(word: str) -> str:
     return word
 
 
-def tokens(text: str) -> list[str]:
-    """Content-word stems of ``text``, in order, stopwords removed."""
+def tokens(text: str, stems: dict[str, str] | None = None) -> list[str]:
+    """Content-word stems of ``text``, in order, stopwords removed. ``stems``: one agent's
+    memo of stems (see :mod:`remem.recall.memos`), or None to memoize nothing."""
     out = []
     for match in _WORD.findall(text.casefold().replace("’", "'")):
         word = match.split("'", 1)[0]
         if word and word not in STOPWORDS:
-            out.append(stem(word))
+            if stems is None:
+                out.append(stem(word))
+                continue
+            found = stems.get(word)
+            if found is None:
+                if len(stems) >= MEMO_LIMIT:
+                    stems.clear()
+                found = stems[word] = stem(word)
+            out.append(found)
     return out

@@ -1,4 +1,14 @@
-"""Recall traces: what a run was shown and why, stored as ids, scores and reasons (no text)."""
+"""Recall traces: what a run was shown and why, stored as ids, scores and reasons (no text).
+
+A trace keeps no text of a note, of a query or of a compiled message (DESIGN §4.1): of
+the query only its length (``query_chars``). So the size of a stored line does not
+depend on what anyone said: a recall line is about 500 bytes plus the envelope's ids
+plus about 40 bytes per note id it names (those chosen, at most ``recall_max_notes``,
+and those the character budget cut); a shared line (:func:`shared_candidates`) names
+each candidate of the eligible scopes once, stored once per set. Compaction rewrites
+stored lines through :func:`scrub_record`, which keeps only these fields, so text
+written by an older version (a ``query``) goes too.
+"""
 
 from __future__ import annotations
 
@@ -80,7 +90,8 @@ class Trace:
     actor: str | None
     role: str
     channel: str | None
-    query: str
+    #: The length of the run's query in characters (0: no query); its text is not stored.
+    query_chars: int
     retrieval: str
     scopes: list[str]
     candidates: list[str]
@@ -99,7 +110,7 @@ class Trace:
             actor=self.actor,
             role=self.role,
             channel=self.channel,
-            query=self.query,
+            query_chars=self.query_chars,
             retrieval=self.retrieval,
             scopes=self.scopes,
             selected=self.selected,
@@ -119,7 +130,7 @@ class Trace:
         actor: str | None,
         role: str,
         channel: str | None,
-        query: str,
+        query_chars: int,
         retrieval: str,
         scopes: list[str],
         selected: list[tuple[str, float]],
@@ -143,7 +154,7 @@ class Trace:
             "actor": actor,
             "role": role,
             "channel": channel,
-            "query": query,
+            "query_chars": query_chars,
             "retrieval": retrieval,
             "scopes": list(scopes),
             "selected": [[i, round(s, 6)] for i, s in selected],
@@ -166,7 +177,7 @@ class Trace:
             actor=data.get("actor"),
             role=data.get("role", ""),
             channel=data.get("channel"),
-            query=data.get("query", ""),
+            query_chars=int(data.get("query_chars", 0)),
             retrieval=data.get("retrieval", ""),
             scopes=list(data.get("scopes", [])),
             candidates=_candidates(data),
@@ -185,3 +196,39 @@ class Trace:
             selected=[(i, s) for i, s in self.selected if i in allowed],
             excluded=[(i, r) for i, r in self.excluded if i in allowed],
         )
+
+
+#: The fields a stored trace line may keep (recall records, older forms of them, and
+#: shared candidate sets): ids, numbers, reason codes. Nothing else survives compaction.
+_STORED_FIELDS = frozenset(
+    {
+        *Trace.record(
+            run_id="",
+            agent="",
+            ts="",
+            run_kind="",
+            actor=None,
+            role="",
+            channel=None,
+            query_chars=0,
+            retrieval="",
+            scopes=[],
+            selected=[],
+            excluded_by_reason={},
+            budget={},
+            text_sha256="",
+            text_len=0,
+            candidates_ref="",
+        ),
+        "candidates",
+        "excluded",
+        "ref",
+        "kept",
+    }
+)
+
+
+def scrub_record(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with only the fields a trace may keep (see the module docstring): what
+    compaction writes back, so no text a trace line once held outlives it."""
+    return {k: v for k, v in record.items() if k in _STORED_FIELDS}
