@@ -7,12 +7,28 @@
     <data>/agents/<agent>/traces.jsonl    recall traces
     <data>/agents/<agent>/rules/*.md      always-injected rules
     <data>/agents/<agent>/*.cache         rebuildable caches (note vectors); scrubbed
+    <data>/agents/<agent>/memory.jsonl.torn-*     torn tails cut by a writer (kept; reported)
+    <data>/agents/<agent>/memory.jsonl.damaged-*  lines cut by ``remem repair`` (kept)
+    <data>/agents/<agent>/memory.jsonl.cleanup    a compaction's clean-up is unfinished
+
+A compaction writes the ``.cleanup`` flag (durably) before it renames the new log
+into place and removes it once :meth:`JsonlBackend.scrub` has run; a process that
+opens an agent whose flag is there finishes the clean-up first (under the writer
+lock, so never in the middle of another process's compaction).
+
+A write whose ``fsync`` failed may be in the file: the process that reported it
+withholds those events (by event id) until the store is reopened, so it never
+serves a write it reported as failed. Other processes read the file as it is and
+may serve them; whether they survive a crash is unknown, which is what the
+error said (``StoreError.applied is None``). A write that failed before its
+fsync was cut back, and no process sees it after the cut.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -26,13 +42,55 @@ import orjson
 
 from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
 from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
+from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
+from remem.store.durable import ensure_dir, fsync_dir, read_all, reason
 from remem.store.sealed import SealedFile, Visitor
 
 _RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+
+
+_log = logging.getLogger("remem.store")
+
+
+def cleanup_flag(log_path: Path) -> Path:
+    """The file saying a compaction of ``log_path`` has not finished its clean-up."""
+    return log_path.with_name(log_path.name + ".cleanup")
+
+
+def _unlink(path: Path) -> None:
+    try:
+        syscalls.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"cannot remove {path}: {reason(exc)}") from None
+
+
+def _scrub_saved(path: Path, erased: list[bytes]) -> bool:
+    """Drop the lines of a saved tail that name an erased note; True when it was removed
+    (nothing else left), else rewritten only if something was dropped."""
+    try:
+        data = read_all(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {reason(exc)}") from None
+    lines = data.split(b"\n")
+    kept = [line for line in lines if not any(needle in line for needle in erased)]
+    if len(kept) == len(lines):
+        return False
+    if not any(kept):
+        _unlink(path)
+        return True
+    try:
+        replace_file(path, [b"\n".join(kept)])
+    except OSError as exc:
+        raise StoreError(f"cannot rewrite {path}: {reason(exc)}") from None
+    return False
 
 
 def _parse_event(data: dict[str, Any], where: str) -> Event:
@@ -84,7 +142,19 @@ class JsonlEventLog:
     """One agent's ``memory.jsonl``; see :mod:`remem.store.base` for the contract."""
 
     def __init__(self, path: Path) -> None:
-        self._file: SealedFile[Event] = SealedFile(path, _parse_event, durable=True)
+        agents = path.parent.parent
+        hint = (
+            f"to save the damaged line aside and cut it out of the log, run: remem --data "
+            f"{agents.parent} repair --agent {path.parent.name} (or restore the file from a "
+            "backup)"
+        )
+        dirs = (path.parent, agents, agents.parent, agents.parent.parent)
+        self._file: SealedFile[Event] = SealedFile(
+            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs
+        )
+        #: Event ids of writes this handle reported as failed with an unknown outcome:
+        #: never served by this process (they stay in ``_eids`` across resets).
+        self._withheld: set[str] = set()
         self._eids: set[str] = set()
         # The wrappers last made around a caller's visitor and reset hook (see _checked).
         self._made_checked: tuple[Visitor, Visitor] | None = None
@@ -116,7 +186,7 @@ class JsonlEventLog:
             return self._made_resetter[1]  # the same caller on every write: made once
 
         def run() -> None:
-            self._eids = set()
+            self._eids = set(self._withheld)
             on_reset()
 
         self._made_resetter = (on_reset, run)
@@ -160,25 +230,25 @@ class JsonlEventLog:
     def mark(self) -> dict[str, Any] | None:
         """Where reading stands (for a snapshot of what was folded up to here)."""
         mark = self._file.mark()
-        if mark is None:
-            return None
+        if mark is None or self._withheld:
+            return None  # a snapshot would hide withheld lines from the next process
         return {**mark, "eids": list(self._eids)}  # a set: its order does not matter
 
     def restart(self) -> None:
         """Read from the start again (after an unusable snapshot)."""
         self._file.restart()
-        self._eids = set()
+        self._eids = set(self._withheld)
 
     def resume(self, mark: dict[str, Any]) -> bool:
         """Continue reading after ``mark`` if the log still starts with what it covered."""
         if not self._file.resume(mark):
             return False
-        self._eids = set(mark["eids"])
+        self._eids = set(mark["eids"]) | self._withheld
         return True
 
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
-            self._eids = set()
+            self._eids = set(self._withheld)
         fresh = []
         for ev in events:
             if ev.eid not in self._eids:
@@ -209,24 +279,44 @@ class JsonlEventLog:
                 todo.append(ev)
         positions: list[int] = []
         if todo:
-            positions = self._file.append([encode(ev) for ev in todo])
+            try:
+                positions = self._file.append([encode(ev) for ev in todo])
+            except StoreError as exc:
+                if exc.applied is None:  # maybe in the file: never served by this process
+                    self._withheld.update(ev.eid for ev in todo)
+                    self._eids.update(ev.eid for ev in todo)
+                raise
             for ev in todo:
                 self._remember_eids(ev)
         return todo, positions
 
     def _rewrite(self, events: Sequence[Event]) -> list[int]:
+        self._file._check_writable()
+        self._flag_cleanup()
         positions = self._file.rewrite([encode(ev) for ev in events])
-        self._eids = set()
+        self._eids = set(self._withheld)
         for ev in events:
             self._remember_eids(ev)
         return positions
+
+    def _flag_cleanup(self) -> None:
+        """Durably flag a compaction's clean-up as due, before the log is replaced."""
+        flag = cleanup_flag(self.path)
+        try:
+            syscalls.close(syscalls.open_fd(flag, os.O_WRONLY | os.O_CREAT, 0o644))
+            fsync_dir(flag.parent)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
+            ) from None
 
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
         return [
             ev
             for ev in self._file.scan(lambda line: needle in line)
-            if getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id
+            if (getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id)
+            and ev.eid not in self._withheld
         ]
 
     def close(self) -> None:
@@ -343,9 +433,9 @@ class JsonlBackend:
         if root.exists() and not root.is_dir():
             raise StoreError(f"data directory {root} is a file, not a directory")
         try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create data directory {root}: {exc.strerror}") from None
+            ensure_dir(root)  # created with its ancestors, each durable in its parent
+        except StoreError as exc:
+            raise StoreError(f"cannot create data directory {root}: {exc.message}") from None
         if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
             raise StoreError(
                 f"data directory {root} is not readable and writable by this user; "
@@ -362,14 +452,29 @@ class JsonlBackend:
         base = self.root / "agents"
         if not base.is_dir():
             return []
-        return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+        try:
+            names = syscalls.listdir(base)
+        except OSError as exc:
+            raise StoreError(f"cannot list {base}: {reason(exc)}") from None
+        return sorted(n for n in names if not n.startswith(".") and (base / n).is_dir())
 
     def event_log(self, agent: str) -> JsonlEventLog:
         with self._handles_lock:  # one handle per log and process
             log = self._logs.get(agent)
             if log is None:
-                log = self._logs[agent] = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+                log = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+                if cleanup_flag(log.path).exists():
+                    self._finish_cleanup(agent, log)
+                self._logs[agent] = log
             return log
+
+    def _finish_cleanup(self, agent: str, log: JsonlEventLog) -> None:
+        """A compaction replaced the log but did not finish its clean-up: finish it now,
+        under the writer lock (the flag is written before the rename, under that lock)."""
+        with log._file._lock:
+            if cleanup_flag(log.path).exists():
+                removed = self.scrub(agent)
+                _log.warning("finished an interrupted compaction's clean-up: %s", removed)
 
     def trace_log(self, agent: str) -> JsonlTraceLog:
         with self._handles_lock:
@@ -450,15 +555,46 @@ class JsonlBackend:
         return str(dest)
 
     def scrub(self, agent: str) -> list[str]:
-        removed = []
+        """Remove the caches (and interrupted cache writes), and every line of a saved
+        torn tail or damaged line that names an erased note; then clear the clean-up flag.
+
+        Saved tails are otherwise kept for the owner to look at (``remem doctor`` lists
+        them). A note's id precedes its text in every event, so a cut line holding any
+        of a note's text names the note. Raises :class:`StoreError` on a failed call."""
         folder = self.agent_dir(agent)
-        # Torn tails and caches (e.g. note vectors) may hold erased content, and so may
-        # the temporary file of a cache write that was interrupted.
-        leftovers = [*folder.glob("*.torn-*"), *folder.glob("*.cache"), *folder.glob(".*.tmp")]
-        for path in sorted(leftovers):
-            path.unlink(missing_ok=True)
-            removed.append(str(path))
+        try:
+            names = sorted(syscalls.listdir(folder))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StoreError(f"cannot list {folder}: {reason(exc)}") from None
+        removed = []
+        saved = [n for n in names if ".torn-" in n or ".damaged-" in n]
+        erased = self._erased_ids(agent) if saved else []
+        for name in saved:
+            if _scrub_saved(folder / name, erased):
+                removed.append(str(folder / name))
+        # Caches (e.g. note vectors) may hold erased content, and so may the temporary
+        # file of a cache write that was interrupted.
+        for name in names:
+            if name.endswith(".cache") or (name.startswith(".") and name.endswith(".tmp")):
+                _unlink(folder / name)
+                removed.append(str(folder / name))
+        flag = cleanup_flag(folder / "memory.jsonl")
+        if flag.name in names:
+            _unlink(flag)
         return removed
+
+    def _erased_ids(self, agent: str) -> list[bytes]:
+        """Each erased note's id as it appears in a log line (a JSON string)."""
+        log = self._logs.get(agent)
+        path = self.agent_dir(agent) / "memory.jsonl"
+        file = log._file if log is not None else SealedFile(path, _parse_event)
+        return [
+            orjson.dumps(ev.note_id)
+            for ev in file.scan(lambda line: b'"op":"erased"' in line)
+            if isinstance(ev, Erased)
+        ]
 
     def cache_path(self, agent: str, name: str) -> Path:
         """``<data>/agents/<agent>/<name>.cache``: a rebuildable cache next to the log."""
