@@ -16,6 +16,7 @@ from remem.core.events import Erased, Event, NoteEvent
 from remem.core.ids import new_id
 from remem.core.model import Note, Status
 from remem.core.projection import State
+from remem.errors import StoreError
 
 if TYPE_CHECKING:
     from remem.context import RunContext
@@ -96,8 +97,16 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
         counts.update(erased=sorted(dead), before=len(events), after=len(kept))
         return kept
 
-    agent.rewrite(build)
-    removed = mem.backend.scrub(ctx.agent)
+    agent.rewrite(build)  # a StoreError says whether the new log is in place (applied)
+    try:
+        removed = mem.backend.scrub(ctx.agent)
+    except StoreError as exc:
+        raise StoreError(
+            f"compaction of {ctx.agent} was applied (the log no longer holds the erased "
+            f"notes), but its clean-up failed: {exc.message}; the next open of the store "
+            "finishes it",
+            applied=True,
+        ) from None
     agent.refresh_caches()  # from memory, which holds nothing of the erased notes
     # Nor may the memos that keep words or text of notes: the embedder's, the recall's.
     if agent.vectors is not None:

@@ -17,6 +17,11 @@ from remem.errors import StoreError
 from remem.store import syscalls
 
 
+class NotDurable(StoreError):
+    """A new directory was made but its parent's ``fsync`` failed: a crash may lose it.
+    The log in it takes no more writes until the store is reopened."""
+
+
 def reason(exc: OSError) -> str:
     """A short name for what the operating system said (``No space left on device``)."""
     return exc.strerror or errno.errorcode.get(exc.errno or 0, "") or str(exc)
@@ -66,7 +71,7 @@ def ensure_dir(path: Path) -> None:
         try:
             fsync_dir(new.parent)
         except OSError as exc:
-            raise StoreError(
+            raise NotDurable(
                 f"created directory {new} but could not make it durable ({reason(exc)}); "
                 "nothing was written; check the disk and try again"
             ) from None

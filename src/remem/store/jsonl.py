@@ -304,8 +304,14 @@ class JsonlEventLog:
         flag = cleanup_flag(self.path)
         try:
             syscalls.close(syscalls.open_fd(flag, os.O_WRONLY | os.O_CREAT, 0o644))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
+            ) from None
+        try:
             fsync_dir(flag.parent)
         except OSError as exc:
+            self._file._stop(exc)  # the log's directory: no more writes until reopened
             raise StoreError(
                 f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
             ) from None
@@ -353,9 +359,9 @@ class JsonlTraceLog:
                     self._written = (self._file.generation, set())
                 if shared is not None and shared["ref"] not in self._written[1]:
                     line = seal(orjson.dumps({**shared, "type": "shared"})) + line
-                if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                if st.st_size and syscalls.pread(fd, 1, st.st_size - 1) != b"\n":
                     line = b"\n" + line  # a torn trace stays a line of its own
-                os.write(fd, line)
+                syscalls.write(fd, line)
         except OSError as exc:
             raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
         if shared is not None:
@@ -506,11 +512,16 @@ class JsonlBackend:
             )
         rules_dir = self.agent_dir(agent) / "rules"
         path = rules_dir / f"{name}.md"
-        if not content:
-            path.unlink(missing_ok=True)
-            return
-        rules_dir.mkdir(parents=True, exist_ok=True)
-        replace_file(path, [content.encode("utf-8")])
+        try:
+            if not content:
+                path.unlink(missing_ok=True)
+                return
+            ensure_dir(rules_dir)
+            replace_file(path, [content.encode("utf-8")])
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write rule {path}: {reason(exc)} (the rule was not changed)"
+            ) from None
 
     def policy_source(self) -> tuple[str, str] | None:
         path = self._policy_path
@@ -549,9 +560,16 @@ class JsonlBackend:
             if cache is not None:
                 cache.close()
         trash = self.root / ".trash"
-        trash.mkdir(exist_ok=True)
         dest = trash / f"{agent}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-        shutil.move(str(src), str(dest))
+        try:
+            ensure_dir(trash)
+            shutil.move(str(src), str(dest))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot move {src} to {dest}: {reason(exc)} (check both; the agent may be "
+                "partly moved)",
+                applied=None,
+            ) from None
         return str(dest)
 
     def scrub(self, agent: str) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from remem.errors import StoreError
 from remem.store import syscalls
-from remem.store.durable import ensure_dir, reason
+from remem.store.durable import NotDurable, ensure_dir, reason
 
 
 class LockFile:
@@ -32,6 +32,8 @@ class LockFile:
         self._forks = 0  # forks seen when the descriptor was opened (see _count_fork)
         self._mutex = threading.RLock()
         self._depth = 0
+        #: Why a directory of the log could not be made durable (see NotDurable), if so.
+        self.not_durable: str | None = None
 
     def __enter__(self) -> None:
         """``with lock:`` holds it (re-entrant within a thread)."""
@@ -101,7 +103,11 @@ class LockFile:
     def _handle(self) -> int:
         if self._fd is not None:
             return self._fd
-        ensure_dir(self.path.parent)
+        try:
+            ensure_dir(self.path.parent)
+        except NotDurable as exc:
+            self.not_durable = exc.message  # the log's writes stop (SealedFile checks this)
+            raise
         try:
             self._fd = syscalls.open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:

@@ -517,6 +517,8 @@ class SealedFile(Generic[T]):
         self._failed = self._failed or reason(exc)
 
     def _check_writable(self) -> None:
+        if self._lock.not_durable and not self._failed:
+            self._failed = "a directory of the log could not be made durable"
         if self._failed:
             raise StoreError(
                 f"{self.path} refuses writes after a failed fsync or write ({self._failed}); "
