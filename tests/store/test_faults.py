@@ -99,9 +99,7 @@ def _scenario(data: Path, faults: Faults) -> Outcome:
     never: set[str] = set()
     keep: dict[str, str] = {}
 
-    def attempt(
-        name: str, op: Callable[[], Any], *, write: bool = True
-    ) -> tuple[bool | None, Any]:
+    def attempt(name: str, op: Callable[[], Any], *, write: bool = True) -> tuple[bool | None, Any]:
         """Run ``op``: (applied, result), applied as a StoreError says (True if it returned)."""
         fsync_failed_before = faults.log_fsync_failed
         try:
@@ -112,7 +110,7 @@ def _scenario(data: Path, faults: Faults) -> Outcome:
         except RememError as exc:
             out.errors.append(f"{name}: {exc}")
             return False, None
-        except Exception as exc:  # noqa: BLE001 - the sweep looks for exactly these
+        except Exception as exc:  # the sweep looks for exactly these
             out.untyped.append(f"{name}: {type(exc).__name__}: {exc} (fault {faults.hit})")
             return False, None
         if write and fsync_failed_before:
@@ -192,9 +190,7 @@ def _check_after_reopen(data: Path, out: Outcome) -> list[str]:
 
 
 @pytest.mark.slow
-def test_every_store_system_call_may_fail(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_every_store_system_call_may_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMEM_EMBEDDINGS", "off")  # the vector cache is not under test
     clean = Faults()
     clean.install(monkeypatch)
