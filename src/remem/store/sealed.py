@@ -26,6 +26,7 @@ the change was made.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 import zlib
@@ -43,6 +44,7 @@ from remem.store.lockfile import LockFile
 T = TypeVar("T")
 Visitor = Callable[[dict[str, Any], int], None]
 _CHUNK = 16 * 1024 * 1024
+_log = logging.getLogger("remem.store")
 _SCAN_CHUNK = 1024 * 1024
 
 
@@ -410,6 +412,9 @@ class SealedFile(Generic[T]):
             if fd != self._fd:
                 os.close(fd)
         self.repairs.append(TornTail(str(self.path), str(aside), len(torn)))
+        _log.warning(
+            "cut a torn tail of %d bytes from %s; saved in %s", len(torn), self.path, aside
+        )
 
     def _save_aside(self, torn: bytes) -> Path:
         """Save the cut bytes durably in a new ``<file>.torn-<time>-<pid>[-n]``."""
