@@ -24,7 +24,8 @@ import orjson
 from remem.core.events import Erased, NoteEvent, Remembered, from_dict, unseal
 from remem.errors import StoreError
 from remem.store.durable import read_all, reason
-from remem.store.jsonl import JsonlEventLog, cleanup_flag
+from remem.store.jsonl import JsonlEventLog
+from remem.store.scrub import cleanup_flag
 
 if TYPE_CHECKING:
     from remem.service import Memory

@@ -184,11 +184,11 @@ def test_failed_flock_is_a_store_error_that_says_what_was_applied(
     _remember(tmp_path, "Before.")
     with Memory.open(tmp_path) as mem:
         _fail("flock", lambda fd, op: op == fcntl.LOCK_EX, monkeypatch)
-        with pytest.raises(StoreError, match="cannot lock .*nothing was changed") as raised:
+        with pytest.raises(StoreError, match=r"cannot lock .*nothing was changed") as raised:
             mem.remember(OWNER, "Never written.", scope="agent")
         assert raised.value.applied is False
         _fail("flock", lambda fd, op: op == fcntl.LOCK_UN, monkeypatch)
-        with pytest.raises(StoreError, match="cannot unlock .*applied and is durable") as raised:
+        with pytest.raises(StoreError, match=r"cannot unlock .*applied and is durable") as raised:
             mem.remember(OWNER, "Written, then the unlock failed.", scope="agent")
         assert raised.value.applied is True
         mem.remember(OWNER, "The lock works again.", scope="agent")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from remem.errors import StoreError
@@ -95,5 +95,39 @@ def read_all(path: Path) -> bytes:
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+def write_new_file(path: Path, data: bytes) -> Path:
+    """Write ``data`` into a new file ``path`` (or ``path-1``, ``path-2``... when taken),
+    fsynced; returns its path. Its directory is not fsynced. Raises ``OSError``."""
+    for n in range(1000):
+        target = path if n == 0 else path.with_name(f"{path.name}-{n}")
+        try:
+            fd = syscalls.open_fd(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            continue
+        try:
+            write_synced(fd, data)
+        finally:
+            os.close(fd)
+        return target
+    raise FileExistsError(errno.EEXIST, "no free name", str(path))
+
+
+def complete_lines(path: Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
+    """Every line of ``path`` that ends in a newline (without it), read in chunks; none
+    when the file is absent. Raises ``OSError``."""
+    try:
+        fd = syscalls.open_fd(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        pending = b""
+        while chunk := syscalls.read(fd, chunk_size):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            yield from lines
     finally:
         os.close(fd)

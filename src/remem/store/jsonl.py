@@ -45,7 +45,8 @@ from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
-from remem.store.durable import ensure_dir, fsync_dir, read_all, reason
+from remem.store.durable import ensure_dir, fsync_dir, reason
+from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 
 _RACY_NS = 2_000_000_000
@@ -54,43 +55,6 @@ _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 
 _log = logging.getLogger("remem.store")
-
-
-def cleanup_flag(log_path: Path) -> Path:
-    """The file saying a compaction of ``log_path`` has not finished its clean-up."""
-    return log_path.with_name(log_path.name + ".cleanup")
-
-
-def _unlink(path: Path) -> None:
-    try:
-        syscalls.unlink(path)
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise StoreError(f"cannot remove {path}: {reason(exc)}") from None
-
-
-def _scrub_saved(path: Path, erased: list[bytes]) -> bool:
-    """Drop the lines of a saved tail that name an erased note; True when it was removed
-    (nothing else left), else rewritten only if something was dropped."""
-    try:
-        data = read_all(path)
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {reason(exc)}") from None
-    lines = data.split(b"\n")
-    kept = [line for line in lines if not any(needle in line for needle in erased)]
-    if len(kept) == len(lines):
-        return False
-    if not any(kept):
-        _unlink(path)
-        return True
-    try:
-        replace_file(path, [b"\n".join(kept)])
-    except OSError as exc:
-        raise StoreError(f"cannot rewrite {path}: {reason(exc)}") from None
-    return False
 
 
 def _parse_event(data: dict[str, Any], where: str) -> Event:
@@ -573,35 +537,8 @@ class JsonlBackend:
         return str(dest)
 
     def scrub(self, agent: str) -> list[str]:
-        """Remove the caches (and interrupted cache writes), and every line of a saved
-        torn tail or damaged line that names an erased note; then clear the clean-up flag.
-
-        Saved tails are otherwise kept for the owner to look at (``remem doctor`` lists
-        them). A note's id precedes its text in every event, so a cut line holding any
-        of a note's text names the note. Raises :class:`StoreError` on a failed call."""
-        folder = self.agent_dir(agent)
-        try:
-            names = sorted(syscalls.listdir(folder))
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise StoreError(f"cannot list {folder}: {reason(exc)}") from None
-        removed = []
-        saved = [n for n in names if ".torn-" in n or ".damaged-" in n]
-        erased = self._erased_ids(agent) if saved else []
-        for name in saved:
-            if _scrub_saved(folder / name, erased):
-                removed.append(str(folder / name))
-        # Caches (e.g. note vectors) may hold erased content, and so may the temporary
-        # file of a cache write that was interrupted.
-        for name in names:
-            if name.endswith(".cache") or (name.startswith(".") and name.endswith(".tmp")):
-                _unlink(folder / name)
-                removed.append(str(folder / name))
-        flag = cleanup_flag(folder / "memory.jsonl")
-        if flag.name in names:
-            _unlink(flag)
-        return removed
+        """See :func:`remem.store.scrub.scrub_folder`."""
+        return scrub_folder(self.agent_dir(agent), lambda: self._erased_ids(agent))
 
     def _erased_ids(self, agent: str) -> list[bytes]:
         """Each erased note's id as it appears in a log line (a JSON string)."""

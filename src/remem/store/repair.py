@@ -22,7 +22,7 @@ from pathlib import Path
 from remem.core.events import from_dict, try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
 from remem.store import syscalls
-from remem.store.durable import fsync_dir, read_all, reason, write_synced
+from remem.store.durable import fsync_dir, read_all, reason, write_new_file, write_synced
 from remem.store.lockfile import LockFile
 
 _RECORD_START = b'{"op":'
@@ -138,17 +138,12 @@ def _salvage(line: bytes) -> bytes:
 
 def _save_aside(path: Path, lines: bytes) -> Path:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    aside = path.with_name(f"{path.name}.damaged-{stamp}-{os.getpid()}")
+    name = f"{path.name}.damaged-{stamp}-{os.getpid()}"
     try:
-        fd = syscalls.open_fd(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            write_synced(fd, lines)
-        finally:
-            os.close(fd)
+        aside = write_new_file(path.with_name(name), lines)
         fsync_dir(path.parent)
     except OSError as exc:
         raise StoreError(
-            f"cannot save the damaged lines of {path} in {aside}: {reason(exc)} "
-            "(the log is unchanged)"
+            f"cannot save the damaged lines of {path} aside: {reason(exc)} (the log is unchanged)"
         ) from None
     return aside
