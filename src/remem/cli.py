@@ -63,8 +63,26 @@ def handle_errors(func: F) -> F:
         except RememError as exc:
             click.echo(f"remem: {exc.code}: {display(str(exc))}", err=True)
             sys.exit(exit_code(exc))
+        finally:
+            warn_repairs()
 
     return wrapper  # type: ignore[return-value]
+
+
+def warn_repairs() -> None:
+    """Say on stderr which torn tails this command cut from a log (after a crash)."""
+    click_ctx = click.get_current_context(silent=True)
+    obj = click_ctx.find_object(Ctx) if click_ctx is not None else None
+    if obj is None or obj._mem is None:
+        return
+    from remem.health import repairs_made
+
+    for tail in repairs_made(obj._mem):
+        click.echo(
+            f"remem: warning: cut a torn tail of {tail.size} bytes (an interrupted write) "
+            f"from {tail.log}; saved in {tail.saved_to} (remem doctor lists it)",
+            err=True,
+        )
 
 
 def emit_json(value: Any) -> None:

@@ -16,6 +16,7 @@ from remem.core.events import Erased, Event, NoteEvent
 from remem.core.ids import new_id
 from remem.core.model import Note, Status
 from remem.core.projection import State
+from remem.errors import StoreError
 
 if TYPE_CHECKING:
     from remem.context import RunContext
@@ -89,6 +90,27 @@ def scrub_traces(traces: TraceLog) -> None:
     traces.rewrite([scrub_record(record) for record in traces.all()])
 
 
+def finish_erasure(mem: Memory, ctx: RunContext) -> list[str]:
+    """After a rewrite that erased notes: scrub the derived files that may hold their
+    content, write the caches again from memory and drop the agent's text memos.
+    Returns the files removed. A failure here is a ``StoreError`` with ``applied=True``
+    (the log no longer holds the erased notes; the next open finishes the clean-up)."""
+    agent = mem._agent(ctx)
+    try:
+        scrub_traces(agent.traces)
+        removed = mem.backend.scrub(ctx.agent)
+    except StoreError as exc:
+        raise StoreError(
+            f"compaction of {ctx.agent} was applied (the log no longer holds the erased "
+            f"notes), but its clean-up failed: {exc.message}; the next open of the store "
+            "finishes it",
+            applied=True,
+        ) from None
+    agent.refresh_caches()  # from memory, which holds nothing of the erased notes
+    agent.forget_texts()  # nor may the memos that keep words or text of notes
+    return removed
+
+
 def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
     """``Memory.compact``: rewrite the log without dead notes' content, scrub the derived
     files that may hold it, and write them again from memory (owner only)."""
@@ -106,11 +128,8 @@ def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
         counts.update(erased=sorted(dead), before=len(events), after=len(kept))
         return kept
 
-    agent.rewrite(build)
-    scrub_traces(agent.traces)
-    removed = mem.backend.scrub(ctx.agent)
-    agent.refresh_caches()  # from memory, which holds nothing of the erased notes
-    agent.forget_texts()  # nor may the memos that keep words or text of notes
+    agent.rewrite(build)  # a StoreError says whether the new log is in place (applied)
+    removed = finish_erasure(mem, ctx)
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from remem.compaction import CompactionReport, compact_events, scrub_traces
+from remem.compaction import CompactionReport, compact_events, finish_erasure
 from remem.context import RunKind
 from remem.core.model import Note, Scope, Status
 from remem.errors import Denied
@@ -79,10 +79,7 @@ def erase_forgotten(mem: Memory, ctx: RunContext, note_ids: list[str]) -> Compac
     agent.rewrite(build)
     removed: list[str] = []
     if counts["erased"]:
-        scrub_traces(agent.traces)
-        removed = mem.backend.scrub(ctx.agent)
-        agent.refresh_caches()  # from memory, which holds nothing of the erased notes
-        agent.forget_texts()
+        removed = finish_erasure(mem, ctx)
     return CompactionReport(
         agent=ctx.agent,
         notes_erased=counts["erased"],

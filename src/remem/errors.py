@@ -79,9 +79,22 @@ class ConfigError(RememError):
 
 
 class StoreError(RememError):
-    """The data directory or an event log cannot be used."""
+    """The data directory or an event log cannot be used.
+
+    ``applied`` says what became of the change the failing call was making, and the
+    message says it in words: ``False``, nothing was changed (retry after fixing the
+    cause); ``True``, the change was made and is durable, only something after it failed
+    (e.g. releasing the lock, or a compaction's clean-up, which the next open finishes);
+    ``None``, unknown (a failed ``fsync``: the data may or may not survive a crash; the
+    log takes no more writes until the store is reopened, and this process never serves
+    that write). Errors of reads carry ``False``.
+    """
 
     code = "store"
+
+    def __init__(self, message: str, applied: bool | None = False) -> None:
+        super().__init__(message)
+        self.applied = applied
 
 
 class CorruptLog(StoreError):

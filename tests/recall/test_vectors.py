@@ -470,6 +470,9 @@ def test_new_notes_are_indexed_before_the_next_read_in_one_batch(
     embeds and places new notes later, never earlier: before the next read, all the
     waiting texts in one call to the embedder."""
     import os
+    import stat
+
+    from remem.store import syscalls
 
     index = unsynced_index_of(vmem)
     batches: list[list[str]] = []
@@ -478,7 +481,8 @@ def test_new_notes_are_indexed_before_the_next_read_in_one_batch(
     known_during_fsync: list[set[str]] = []
 
     def fsync(fd: int) -> None:
-        known_during_fsync.append(set(agent.state.home))
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # the log's fsync, not its directories'
+            known_during_fsync.append(set(agent.state.home))
         real_fsync(fd)
 
     def embed(texts: list[str]) -> object:
@@ -486,7 +490,7 @@ def test_new_notes_are_indexed_before_the_next_read_in_one_batch(
         return real_embed(texts)
 
     vmem.recall(dm_alice(), "garden")  # her scope is read from now on: kept complete
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(syscalls, "fsync", fsync)
     monkeypatch.setattr(embedder, "embed", embed)
     first = vmem.remember(dm_alice(), "Alice keeps bees in the garden.")
     second = vmem.remember(dm_alice(), "Alice grows tomatoes on the balcony.")

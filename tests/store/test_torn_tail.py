@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import random
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from remem import Memory, RunContext
 from remem.core.events import Event, encode, seal, to_dict
 from remem.errors import CorruptLog, StoreError, UnsupportedLog
+from remem.store import syscalls
 from remem.store.base import Batch
 from remem.store.jsonl import JsonlEventLog
 from remem.testing.contract import remembered
@@ -65,9 +67,12 @@ TAILS: dict[str, tuple[bytes, list[Event]]] = {
     "zero_filled": (b"\0" * 4096, []),
     "partial_line_then_zeros": (_PARTIAL[:300] + b"\0" * 8192, []),
     "random_garbage": (_random_bytes(1, 2000, newlines=False), []),
-    "random_garbage_with_embedded_newlines": (_random_bytes(2, 2000, newlines=True), []),
-    "random_garbage_ending_in_newline": (_random_bytes(3, 2000, newlines=True) + b"\n", []),
-    "empty_lines": (b"\n\n", []),
+}
+# Bytes that end in a newline are complete lines: damage, not a torn write (see below).
+DAMAGED_TAILS: dict[str, bytes] = {
+    "random_garbage_with_embedded_newlines": _random_bytes(2, 2000, newlines=True),
+    "random_garbage_ending_in_newline": _random_bytes(3, 2000, newlines=True) + b"\n",
+    "empty_lines": b"\n\n",
 }
 
 
@@ -109,12 +114,29 @@ def test_torn_tail_is_repaired_saved_aside_and_reported(tmp_path: Path, case: st
     assert JsonlEventLog(path).read_new() == Batch([*recovered, after], False)
 
 
+@pytest.mark.parametrize("case", sorted(DAMAGED_TAILS))
+def test_damaged_complete_tail_lines_fail_closed(tmp_path: Path, case: str) -> None:
+    path = _log_path(tmp_path)
+    _write_log(path)
+    with open(path, "ab") as fh:
+        fh.write(DAMAGED_TAILS[case])
+    damaged = path.read_bytes()
+    repair = f"remem --data {tmp_path} repair --agent yuko"
+    with pytest.raises(CorruptLog, match="line 6") as raised:
+        JsonlEventLog(path).read_new()
+    assert repair in raised.value.message
+    writer = JsonlEventLog(path)
+    with pytest.raises(CorruptLog, match="damaged after it was written"), writer.transaction():
+        pass
+    assert path.read_bytes() == damaged and writer.repairs == [] and _torn_files(path) == []
+
+
 def test_each_repair_is_saved_in_its_own_file(tmp_path: Path) -> None:
     # Two repairs by one process within the same second must not overwrite each other.
     path = _log_path(tmp_path)
     _write_log(path, 2)
     log = JsonlEventLog(path)
-    tails = [b'{"op":"remember","v":1,"eid":"ev_first', b"\0" * 64, b"third\n\xff"]
+    tails = [b'{"op":"remember","v":1,"eid":"ev_first', b"\0" * 64, b"third\xff"]
     for tail in tails:
         with open(path, "ab") as fh:
             fh.write(tail)
@@ -328,19 +350,22 @@ def test_failed_fsync_stops_the_handle_until_reopened(
     failures = []
 
     def fsync_fails_once(fd: int) -> None:
-        if not failures:
+        if not failures and stat.S_ISREG(os.fstat(fd).st_mode):  # the log, not a directory
             failures.append(fd)
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_fsync(fd)
 
-    monkeypatch.setattr(os, "fsync", fsync_fails_once)
+    monkeypatch.setattr(syscalls, "fsync", fsync_fails_once)
     lost = remembered("Its fsync failed.")
     failed = r"fsync of .* failed .*no more writes until reopened"
-    with pytest.raises(StoreError, match=failed), log.transaction() as txn:
+    with pytest.raises(StoreError, match=failed) as raised, log.transaction() as txn:
         txn.append([lost])
+    assert raised.value.applied is None
     assert len(failures) == 1
-    # Reading still works on the failed handle; the line reached the file, durable or not.
-    assert [ev.eid for ev in log.read_new().events] == [lost.eid]
+    # The line reached the file, durable or not: another handle (process) reads it, but
+    # the handle that reported the write as failed never serves it.
+    assert log.read_new().events == []
+    assert [ev.eid for ev in JsonlEventLog(path).read_new().events][-1] == lost.eid
 
     # fsync works again, but this handle cannot know what the kernel dropped: it refuses.
     refused = remembered("Refused.")
@@ -383,11 +408,12 @@ def test_failed_write_is_rolled_back_and_the_handle_stays_usable(
             return real_write(fd, bytes(data)[: len(data) // 2])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(os, "write", short_then_full)
-    with pytest.raises(StoreError, match="cannot write"), log.transaction() as txn:
+    monkeypatch.setattr(syscalls, "write", short_then_full)
+    with pytest.raises(StoreError, match="cannot write") as raised, log.transaction() as txn:
         txn.append([remembered("x" * 5000)])
+    assert raised.value.applied is False
     assert path.read_bytes() == before
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(syscalls, "write", real_write)
     ok = remembered("Disk has room again.")
     with log.transaction() as txn:
         assert txn.append([ok]) == [ok]

@@ -7,12 +7,28 @@
     <data>/agents/<agent>/traces.jsonl    recall traces
     <data>/agents/<agent>/rules/*.md      always-injected rules
     <data>/agents/<agent>/*.cache         rebuildable caches (note vectors); scrubbed
+    <data>/agents/<agent>/memory.jsonl.torn-*     torn tails cut by a writer (kept; reported)
+    <data>/agents/<agent>/memory.jsonl.damaged-*  lines cut by ``remem repair`` (kept)
+    <data>/agents/<agent>/memory.jsonl.cleanup    a compaction's clean-up is unfinished
+
+A compaction writes the ``.cleanup`` flag (durably) before it renames the new log
+into place and removes it once :meth:`JsonlBackend.scrub` has run; a process that
+opens an agent whose flag is there finishes the clean-up first (under the writer
+lock, so never in the middle of another process's compaction).
+
+A write whose ``fsync`` failed may be in the file: the process that reported it
+withholds those events (by event id) until the store is reopened, so it never
+serves a write it reported as failed. Other processes read the file as it is and
+may serve them; whether they survive a crash is unknown, which is what the
+error said (``StoreError.applied is None``). A write that failed before its
+fsync was cut back, and no process sees it after the cut.
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -26,13 +42,19 @@ import orjson
 
 from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
 from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
+from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
+from remem.store.durable import ensure_dir, fsync_dir, reason
+from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 
 _RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+
+
+_log = logging.getLogger("remem.store")
 
 
 def _parse_event(data: dict[str, Any], where: str) -> Event:
@@ -84,7 +106,19 @@ class JsonlEventLog:
     """One agent's ``memory.jsonl``; see :mod:`remem.store.base` for the contract."""
 
     def __init__(self, path: Path) -> None:
-        self._file: SealedFile[Event] = SealedFile(path, _parse_event, durable=True)
+        agents = path.parent.parent
+        hint = (
+            f"to save the damaged line aside and cut it out of the log, run: remem --data "
+            f"{agents.parent} repair --agent {path.parent.name} (or restore the file from a "
+            "backup)"
+        )
+        dirs = (path.parent, agents, agents.parent, agents.parent.parent)
+        self._file: SealedFile[Event] = SealedFile(
+            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs
+        )
+        #: Event ids of writes this handle reported as failed with an unknown outcome:
+        #: never served by this process (they stay in ``_eids`` across resets).
+        self._withheld: set[str] = set()
         self._eids: set[str] = set()
         # The wrappers last made around a caller's visitor and reset hook (see _checked).
         self._made_checked: tuple[Visitor, Visitor] | None = None
@@ -116,7 +150,7 @@ class JsonlEventLog:
             return self._made_resetter[1]  # the same caller on every write: made once
 
         def run() -> None:
-            self._eids = set()
+            self._eids = set(self._withheld)
             on_reset()
 
         self._made_resetter = (on_reset, run)
@@ -160,25 +194,25 @@ class JsonlEventLog:
     def mark(self) -> dict[str, Any] | None:
         """Where reading stands (for a snapshot of what was folded up to here)."""
         mark = self._file.mark()
-        if mark is None:
-            return None
+        if mark is None or self._withheld:
+            return None  # a snapshot would hide withheld lines from the next process
         return {**mark, "eids": list(self._eids)}  # a set: its order does not matter
 
     def restart(self) -> None:
         """Read from the start again (after an unusable snapshot)."""
         self._file.restart()
-        self._eids = set()
+        self._eids = set(self._withheld)
 
     def resume(self, mark: dict[str, Any]) -> bool:
         """Continue reading after ``mark`` if the log still starts with what it covered."""
         if not self._file.resume(mark):
             return False
-        self._eids = set(mark["eids"])
+        self._eids = set(mark["eids"]) | self._withheld
         return True
 
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
-            self._eids = set()
+            self._eids = set(self._withheld)
         fresh = []
         for ev in events:
             if ev.eid not in self._eids:
@@ -209,24 +243,50 @@ class JsonlEventLog:
                 todo.append(ev)
         positions: list[int] = []
         if todo:
-            positions = self._file.append([encode(ev) for ev in todo])
+            try:
+                positions = self._file.append([encode(ev) for ev in todo])
+            except StoreError as exc:
+                if exc.applied is None:  # maybe in the file: never served by this process
+                    self._withheld.update(ev.eid for ev in todo)
+                    self._eids.update(ev.eid for ev in todo)
+                raise
             for ev in todo:
                 self._remember_eids(ev)
         return todo, positions
 
     def _rewrite(self, events: Sequence[Event]) -> list[int]:
+        self._file._check_writable()
+        self._flag_cleanup()
         positions = self._file.rewrite([encode(ev) for ev in events])
-        self._eids = set()
+        self._eids = set(self._withheld)
         for ev in events:
             self._remember_eids(ev)
         return positions
+
+    def _flag_cleanup(self) -> None:
+        """Durably flag a compaction's clean-up as due, before the log is replaced."""
+        flag = cleanup_flag(self.path)
+        try:
+            syscalls.close(syscalls.open_fd(flag, os.O_WRONLY | os.O_CREAT, 0o644))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
+            ) from None
+        try:
+            fsync_dir(flag.parent)
+        except OSError as exc:
+            self._file._stop(exc)  # the log's directory: no more writes until reopened
+            raise StoreError(
+                f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
+            ) from None
 
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
         return [
             ev
             for ev in self._file.scan(lambda line: needle in line)
-            if getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id
+            if (getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id)
+            and ev.eid not in self._withheld
         ]
 
     def close(self) -> None:
@@ -263,9 +323,9 @@ class JsonlTraceLog:
                     self._written = (self._file.generation, set())
                 if shared is not None and shared["ref"] not in self._written[1]:
                     line = seal(orjson.dumps({**shared, "type": "shared"})) + line
-                if st.st_size and os.pread(fd, 1, st.st_size - 1) != b"\n":
+                if st.st_size and syscalls.pread(fd, 1, st.st_size - 1) != b"\n":
                     line = b"\n" + line  # a torn trace stays a line of its own
-                os.write(fd, line)
+                syscalls.write(fd, line)
         except OSError as exc:
             raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
         if shared is not None:
@@ -343,9 +403,9 @@ class JsonlBackend:
         if root.exists() and not root.is_dir():
             raise StoreError(f"data directory {root} is a file, not a directory")
         try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create data directory {root}: {exc.strerror}") from None
+            ensure_dir(root)  # created with its ancestors, each durable in its parent
+        except StoreError as exc:
+            raise StoreError(f"cannot create data directory {root}: {exc.message}") from None
         if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
             raise StoreError(
                 f"data directory {root} is not readable and writable by this user; "
@@ -362,14 +422,29 @@ class JsonlBackend:
         base = self.root / "agents"
         if not base.is_dir():
             return []
-        return sorted(p.name for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+        try:
+            names = syscalls.listdir(base)
+        except OSError as exc:
+            raise StoreError(f"cannot list {base}: {reason(exc)}") from None
+        return sorted(n for n in names if not n.startswith(".") and (base / n).is_dir())
 
     def event_log(self, agent: str) -> JsonlEventLog:
         with self._handles_lock:  # one handle per log and process
             log = self._logs.get(agent)
             if log is None:
-                log = self._logs[agent] = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+                log = JsonlEventLog(self.agent_dir(agent) / "memory.jsonl")
+                if cleanup_flag(log.path).exists():
+                    self._finish_cleanup(agent, log)
+                self._logs[agent] = log
             return log
+
+    def _finish_cleanup(self, agent: str, log: JsonlEventLog) -> None:
+        """A compaction replaced the log but did not finish its clean-up: finish it now,
+        under the writer lock (the flag is written before the rename, under that lock)."""
+        with log._file._lock:
+            if cleanup_flag(log.path).exists():
+                removed = self.scrub(agent)
+                _log.warning("finished an interrupted compaction's clean-up: %s", removed)
 
     def trace_log(self, agent: str) -> JsonlTraceLog:
         with self._handles_lock:
@@ -401,11 +476,16 @@ class JsonlBackend:
             )
         rules_dir = self.agent_dir(agent) / "rules"
         path = rules_dir / f"{name}.md"
-        if not content:
-            path.unlink(missing_ok=True)
-            return
-        rules_dir.mkdir(parents=True, exist_ok=True)
-        replace_file(path, [content.encode("utf-8")])
+        try:
+            if not content:
+                path.unlink(missing_ok=True)
+                return
+            ensure_dir(rules_dir)
+            replace_file(path, [content.encode("utf-8")])
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write rule {path}: {reason(exc)} (the rule was not changed)"
+            ) from None
 
     def policy_source(self) -> tuple[str, str] | None:
         path = self._policy_path
@@ -444,21 +524,32 @@ class JsonlBackend:
             if cache is not None:
                 cache.close()
         trash = self.root / ".trash"
-        trash.mkdir(exist_ok=True)
         dest = trash / f"{agent}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-        shutil.move(str(src), str(dest))
+        try:
+            ensure_dir(trash)
+            shutil.move(str(src), str(dest))
+        except OSError as exc:
+            raise StoreError(
+                f"cannot move {src} to {dest}: {reason(exc)} (check both; the agent may be "
+                "partly moved)",
+                applied=None,
+            ) from None
         return str(dest)
 
     def scrub(self, agent: str) -> list[str]:
-        removed = []
-        folder = self.agent_dir(agent)
-        # Torn tails and caches (e.g. note vectors) may hold erased content, and so may
-        # the temporary file of a cache write that was interrupted.
-        leftovers = [*folder.glob("*.torn-*"), *folder.glob("*.cache"), *folder.glob(".*.tmp")]
-        for path in sorted(leftovers):
-            path.unlink(missing_ok=True)
-            removed.append(str(path))
-        return removed
+        """See :func:`remem.store.scrub.scrub_folder`."""
+        return scrub_folder(self.agent_dir(agent), lambda: self._erased_ids(agent))
+
+    def _erased_ids(self, agent: str) -> list[bytes]:
+        """Each erased note's id as it appears in a log line (a JSON string)."""
+        log = self._logs.get(agent)
+        path = self.agent_dir(agent) / "memory.jsonl"
+        file = log._file if log is not None else SealedFile(path, _parse_event)
+        return [
+            orjson.dumps(ev.note_id)
+            for ev in file.scan(lambda line: b'"op":"erased"' in line)
+            if isinstance(ev, Erased)
+        ]
 
     def cache_path(self, agent: str, name: str) -> Path:
         """``<data>/agents/<agent>/<name>.cache``: a rebuildable cache next to the log."""

@@ -1,277 +1,57 @@
 """A file of sealed JSON lines shared by several processes.
 
 Writers take an exclusive ``flock`` on a sibling ``.lock`` file. Under the lock
-a writer first reads every complete line other processes appended; whatever
-lies past the last good line can only be the remains of a write interrupted by
-a crash (writers always append whole lines under the lock), so it is cut off
-and saved aside as ``<file>.torn-<time>-<pid>`` and reported. A damaged line
-followed by a good one is corruption inside the log: the file is refused with
-an error naming the file and line, never skipped.
+a writer first reads every complete line other processes appended; bytes after
+the last newline can only be the remains of a write interrupted by a crash
+(writers always append whole lines under the lock), so they are cut off, saved
+aside as ``<file>.torn-<time>-<pid>`` and reported (kept until the owner
+removes them). A line that *ends in a newline* but fails its checksum or does
+not parse was damaged after it was written, wherever it is (the last line too):
+a durable file is refused with an error naming the file and line and the repair
+command, never skipped or cut. (A non-durable file, the traces, keeps the
+lenient rule: trailing bad lines are cut like a torn tail.)
 
 Appends use ``os.write`` on a raw descriptor; durable files are ``fsync``ed
-before :meth:`SealedFile.append` returns. After a failed ``fsync`` the file
-refuses further writes until it is reopened, because the kernel may have
-dropped the dirty pages and a later successful fsync would prove nothing.
+before :meth:`SealedFile.append` returns. After any failed ``fsync`` of the file
+or of its directory (creating it, repairing a torn tail, appending, rewriting),
+and after a failed write that could not be cut back, the file refuses further
+writes until it is reopened: the kernel may have dropped the dirty pages and a
+later successful fsync would prove nothing.
+
+Every system call goes through :mod:`remem.store.syscalls`; every ``OSError`` is
+raised as a :class:`~remem.errors.StoreError` whose ``applied`` says whether
+the change was made.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
+import logging
 import os
-import threading
 import time
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic
 
-from remem.core.events import try_unseal, unseal
-from remem.errors import CorruptLog, StoreError
+from remem.errors import StoreError
+from remem.store import syscalls
 from remem.store.base import TornTail
+from remem.store.durable import (
+    fsync_dir,
+    fsync_dirs,
+    reason,
+    write_new_file,
+    write_synced,
+)
+from remem.store.sealed_read import SealedReader, T, Visitor
 
-T = TypeVar("T")
-Visitor = Callable[[dict[str, Any], int], None]
-_CHUNK = 16 * 1024 * 1024
+__all__ = ["SealedFile", "Visitor"]
+
+_log = logging.getLogger("remem.store")
 
 
-class SealedFile(Generic[T]):
+class SealedFile(SealedReader[T]):
     """Append-only sealed lines; ``parse`` turns a checked dict into a record ``T``."""
-
-    def __init__(
-        self,
-        path: Path,
-        parse: Callable[[dict[str, object], str], T],
-        *,
-        durable: bool = True,
-    ) -> None:
-        self.path = path
-        self.lock_path = path.with_name(path.name + ".lock")
-        self._parse = parse
-        self._durable = durable
-        #: The file, read with ``pread``; opened read-write in append mode when allowed,
-        #: so that appends under the lock reuse it (``_fd_writes``).
-        self._fd: int | None = None
-        self._fd_writes = False
-        self._ino: int | None = None
-        #: Size seen by the last ``read_new`` (under the lock: the size writers left).
-        self._size = 0
-        self._offset = 0
-        self._lineno = 0
-        self._failed: str | None = None
-        self.repairs: list[TornTail] = []
-        self._lock = _LockFile(self.lock_path)
-        #: Counts the files opened at ``path``: a change means "not the file you wrote to"
-        #: (an inode number alone can be reused once the old file is closed).
-        self.generation = 0
-        #: Called before a visiting read delivers a whole new file (it was replaced).
-        self.on_reset: Callable[[], None] | None = None
-
-    # -- reading ---------------------------------------------------------------
-
-    def read_new(self, visit: Visitor | None = None) -> tuple[list[T], bool]:
-        """Complete, valid records appended since the last call; ``True`` when reset.
-
-        With ``visit``, each checked record is handed to ``visit(data, offset)`` as a
-        plain dict instead (nothing is returned): a cheap scan that parses no further.
-        """
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            reset = self._ino is not None
-            self._close_fd()
-            self._ino, self._offset, self._lineno = None, 0, 0
-            if reset and visit is not None and self.on_reset is not None:
-                self.on_reset()  # the file is gone: what the caller folded is gone with it
-            return [], reset
-        except OSError as exc:
-            raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
-        reset = False
-        if st.st_ino != self._ino or st.st_size < self._offset:
-            reset = self._ino is not None
-            self._reopen()
-        if reset and visit is not None and self.on_reset is not None:
-            self.on_reset()
-        self._size = st.st_size
-        if st.st_size == self._offset:
-            return [], reset
-        return self._read_from(st.st_size, visit), reset
-
-    def _reopen(self, *, create: bool = False) -> None:
-        self._close_fd()
-        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
-        try:
-            try:
-                self._fd, self._fd_writes = os.open(self.path, flags, 0o644), True
-            except PermissionError:
-                if create:
-                    raise
-                self._fd = os.open(self.path, os.O_RDONLY)  # a reader may lack write access
-        except OSError as exc:
-            raise StoreError(f"cannot open {self.path}: {exc.strerror}") from None
-        self._ino = os.fstat(self._fd).st_ino
-        self._offset, self._lineno = 0, 0
-        self.generation += 1
-
-    def _read_from(self, size: int, visit: Visitor | None = None) -> list[T]:
-        assert self._fd is not None
-        records: list[T] = []
-        pending = b""
-        pos = self._offset
-        start = (self._lineno, self._offset)
-        bad: tuple[int, str] | None = None
-        try:
-            while pos < size:
-                chunk = os.pread(self._fd, min(_CHUNK, size - pos), pos)
-                if not chunk:
-                    break
-                pos += len(chunk)
-                data = pending + chunk
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    pending = data
-                    continue
-                pending = data[cut + 1 :]
-                bad = self._parse_lines(data[: cut + 1], records, bad, visit)
-        except BaseException:
-            if visit is None:
-                # The records parsed so far never reach the caller: read them again next time.
-                self._lineno, self._offset = start
-            raise
-        return records
-
-    def _parse_lines(
-        self,
-        block: bytes,
-        records: list[T],
-        bad: tuple[int, str] | None,
-        visit: Visitor | None = None,
-    ) -> tuple[int, str] | None:
-        """Parse whole lines; advance the offset only past good lines.
-
-        A bad line is remembered; if a good line follows it, the log is corrupt.
-        """
-        lineno, offset = self._lineno, self._offset
-        consumed = lineno  # line number of the last line delivered
-        try:
-            for line in block.split(b"\n")[:-1]:
-                lineno += 1
-                data = try_unseal(line) if line else None
-                if data is None:
-                    if bad is None:
-                        bad = (lineno, self._why_bad(line, lineno))
-                    continue
-                if bad is not None:
-                    raise CorruptLog(
-                        f"{bad[1]} (a valid line follows it, so this is not an interrupted "
-                        "write; restore the file from a backup or move the damaged line out)"
-                    )
-                # The checksum holds, so this line was written whole: if it does not parse
-                # it is not a torn write and must never be cut as one. Fail closed here.
-                if visit is None:
-                    records.append(self._parse(data, f"{self.path} line {lineno}"))
-                else:
-                    visit(data, offset)
-                offset += len(line) + 1
-                consumed = lineno
-        finally:
-            # Only delivered lines count: after an error, the next read starts (and
-            # numbers its lines) at the first line that was not delivered.
-            self._lineno, self._offset = consumed, offset
-        if bad is not None:
-            # Trailing bad lines stay unconsumed; the next writer cuts them as a torn tail.
-            self._lineno = bad[0] - 1
-        return bad
-
-    _TAIL = 4096
-
-    def mark(self) -> dict[str, Any] | None:
-        """Identity of what was read so far: inode, offset, line count and a checksum of
-        the bytes just before the offset (None before anything was read)."""
-        if self._fd is None or not self._offset:
-            return None
-        start = max(0, self._offset - self._TAIL)
-        tail = os.pread(self._fd, self._offset - start, start)
-        return {
-            "ino": self._ino,
-            "offset": self._offset,
-            "lineno": self._lineno,
-            "tail_crc": zlib.crc32(tail),
-        }
-
-    def restart(self) -> None:
-        self._close_fd()
-        self._ino, self._offset, self._lineno = None, 0, 0
-
-    def resume(self, mark: dict[str, Any]) -> bool:
-        """Skip to ``mark`` when this file is the one it was taken from (same inode, the
-        same bytes before the offset); else leave reading where it was and say so."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        offset = int(mark["offset"])
-        if st.st_ino != mark["ino"] or st.st_size < offset or self._offset:
-            return False
-        self._reopen()
-        assert self._fd is not None
-        start = max(0, offset - self._TAIL)
-        if zlib.crc32(os.pread(self._fd, offset - start, start)) != mark["tail_crc"]:
-            return False
-        self._offset, self._lineno = offset, int(mark["lineno"])
-        return True
-
-    def _why_bad(self, line: bytes, lineno: int) -> str:
-        where = f"{self.path} line {lineno}"
-        if not line:
-            return f"{where}: empty line; the log is damaged"
-        try:
-            unseal(line, where)
-        except CorruptLog as exc:
-            return exc.message
-        return f"{where}: not a JSON object; the log is damaged"
-
-    def read_at(self, offsets: Sequence[int]) -> list[T]:
-        """The records that start at ``offsets`` (as given by a visiting read), in that order."""
-        if not offsets:
-            return []
-        if self._fd is None:
-            self._reopen()
-        assert self._fd is not None
-        out = []
-        for offset in offsets:
-            line = self._line_at(offset)
-            where = f"{self.path} at byte {offset}"
-            out.append(self._parse(unseal(line, where), where))
-        return out
-
-    def _line_at(self, offset: int) -> bytes:
-        assert self._fd is not None
-        size = 4096
-        while True:
-            chunk = os.pread(self._fd, size, offset)
-            end = chunk.find(b"\n")
-            if end >= 0:
-                return chunk[:end]
-            if len(chunk) < size:
-                raise CorruptLog(f"{self.path}: no complete record at byte {offset}")
-            size *= 4
-
-    def scan(self, keep: Callable[[bytes], bool]) -> list[T]:
-        """Parse, from the start of the file, only the complete lines ``keep`` accepts."""
-        out: list[T] = []
-        if not self.path.exists():
-            return out
-        with open(self.path, "rb") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.endswith(b"\n") and keep(line):
-                    where = f"{self.path} line {lineno}"
-                    try:
-                        out.append(self._parse(unseal(line, where), where))
-                    except CorruptLog:
-                        continue  # a torn tail awaiting repair; read_new reports interior damage
-        return out
 
     # -- writing ---------------------------------------------------------------
 
@@ -305,7 +85,7 @@ class SealedFile(Generic[T]):
             except FileNotFoundError:
                 st = None
             except OSError as exc:
-                raise StoreError(f"cannot read {self.path}: {exc.strerror}") from None
+                raise StoreError(f"cannot read {self.path}: {reason(exc)}") from None
             if st is None or st.st_ino != self._ino or not self._fd_writes:
                 self._lock.check()
                 self._reopen(create=True)
@@ -313,46 +93,69 @@ class SealedFile(Generic[T]):
             yield self._fd
 
     def _repair_tail(self) -> None:
+        """Cut the bytes after the last complete line, saved aside first (under the lock).
+
+        Nothing is cut unless the saved copy is durable; a failed fsync of the cut log
+        (or of the copy's directory) stops writes like a failed append."""
         size = self._size
-        if self._ino is None or size <= self._offset:
+        if self._ino is None or size <= self._offset or self._fd is None:
             return
+        if self._durable:
+            self._check_writable()
+        torn = self._pread(size - self._offset, self._offset)
+        aside = self._save_aside(torn)
         try:
-            with open(self.path, "r+b") as fh:
-                fh.seek(self._offset)
-                torn = fh.read()
-                aside = self._save_aside(torn)
-                fh.truncate(self._offset)
-                fh.flush()
-                os.fsync(fh.fileno())
-            self._size = self._offset
+            fd = self._fd if self._fd_writes else syscalls.open_fd(self.path, os.O_WRONLY)
         except OSError as exc:
             raise StoreError(
-                f"cannot repair the torn tail of {self.path}: {exc.strerror or exc}"
+                f"cannot open {self.path} to cut its torn tail: {reason(exc)} (nothing was "
+                f"changed; the tail is saved in {aside})"
             ) from None
+        try:
+            try:
+                syscalls.ftruncate(fd, self._offset)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot cut the torn tail of {self.path}: {reason(exc)} (nothing was "
+                    f"changed; the tail is saved in {aside})"
+                ) from None
+            self._size = self._offset
+            self._sync_or_stop(fd, "cutting its torn tail")
+        finally:
+            if fd != self._fd:
+                os.close(fd)
         self.repairs.append(TornTail(str(self.path), str(aside), len(torn)))
+        _log.warning(
+            "cut a torn tail of %d bytes from %s; saved in %s", len(torn), self.path, aside
+        )
 
     def _save_aside(self, torn: bytes) -> Path:
         """Save the cut bytes durably in a new ``<file>.torn-<time>-<pid>[-n]``."""
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        base = f"{self.path.name}.torn-{stamp}-{os.getpid()}"
-        for n in range(1000):
-            aside = self.path.with_name(base if n == 0 else f"{base}-{n}")
-            try:
-                fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                continue
-            try:
-                _write_synced(fd, torn)
-            finally:
-                os.close(fd)
-            _fsync_dir(self.path.parent)
-            return aside
-        raise StoreError(f"cannot find a free name to save the torn tail of {self.path}")
+        name = f"{self.path.name}.torn-{stamp}-{os.getpid()}"
+        try:
+            aside = write_new_file(self.path.with_name(name), torn)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot save the torn tail of {self.path} aside: {reason(exc)} (nothing was cut)"
+            ) from None
+        try:
+            fsync_dir(self.path.parent)
+        except OSError as exc:
+            self._stop(exc)
+            raise StoreError(
+                f"fsync of {self.path.parent} failed ({reason(exc)}) while saving the "
+                f"torn tail of {self.path} in {aside}; nothing was cut, and the log "
+                "takes no more writes until the store is reopened"
+            ) from None
+        return aside
 
     def append(self, lines: list[bytes]) -> list[int]:
         """Append sealed lines (call inside :meth:`locked`); durable before returning.
 
-        Returns the byte offset at which each line starts.
+        Returns the byte offset at which each line starts. A :class:`StoreError` says
+        whether the lines are in the file (``applied``): ``False``, they were cut back;
+        ``None``, they may be (the file then refuses writes until reopened).
         """
         self._check_writable()
         data = b"".join(lines)
@@ -360,13 +163,15 @@ class SealedFile(Generic[T]):
         fd = self._writer()
         try:
             self._write_all(fd, data)  # on failure: cut back, nothing written
+            self._wrote = True
             if self._durable:
                 self._fsync(fd)
         finally:
             if fd != self._fd:
                 os.close(fd)
         # Durable only now: after a failed fsync the lines stay unread, and the next read
-        # delivers them like anyone else's, since they are in the file whether durable or not.
+        # delivers them like anyone else's, since they are in the file whether durable or not
+        # (the event log withholds them from this process: see JsonlEventLog._append).
         self._offset += len(data)
         self._size = self._offset
         self._lineno += len(lines)
@@ -380,75 +185,137 @@ class SealedFile(Generic[T]):
     def _writer(self) -> int:
         """A descriptor appending to the current file (under the lock, after ``read_new``)."""
         if self._fd is not None and self._fd_writes:
-            return self._fd
-        if self._fd is None:  # no file yet: create it, and make its name durable
-            try:
-                self._reopen(create=True)
-                _fsync_dir(self.path.parent)
-            except OSError as exc:
-                raise StoreError(f"cannot create {self.path}: {exc.strerror}") from None
+            fd = self._fd
+        elif self._fd is None:  # no file yet: create it (its name is made durable below)
+            self._reopen(create=True)
             assert self._fd is not None
-            return self._fd
-        try:  # opened read-only: this process may still be allowed to append
-            return os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        except OSError as exc:
-            raise StoreError(f"cannot open {self.path} for writing: {exc.strerror}") from None
+            fd = self._fd
+            self._dirs_synced = False
+        else:
+            try:  # opened read-only: this process may still be allowed to append
+                fd = syscalls.open_fd(self.path, os.O_WRONLY | os.O_APPEND)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot open {self.path} for writing: {reason(exc)} (nothing was written)"
+                ) from None
+        if self._durable and not self._dirs_synced:
+            # Once per handle (not per write): the file's name, and its directories' names,
+            # durable before the first acknowledged write in them.
+            try:
+                fsync_dirs(self._dirs)
+            except OSError as exc:
+                if fd != self._fd:
+                    os.close(fd)
+                self._stop(exc)
+                raise StoreError(
+                    f"fsync of the directories of {self.path} failed ({reason(exc)}); "
+                    "nothing was written, and the log takes no more writes until the store "
+                    "is reopened"
+                ) from None
+            self._dirs_synced = True
+        return fd
+
+    def _stop(self, exc: OSError) -> None:
+        """Refuse writes from now on (until this file is opened again)."""
+        self._failed = self._failed or reason(exc)
 
     def _check_writable(self) -> None:
+        if self._lock.not_durable and not self._failed:
+            self._failed = "a directory of the log could not be made durable"
         if self._failed:
             raise StoreError(
-                f"{self.path} refuses writes after a failed fsync ({self._failed}); "
-                "reopen the store to continue"
+                f"{self.path} refuses writes after a failed fsync or write ({self._failed}); "
+                "nothing was written; reopen the store to continue"
             )
 
     def _write_all(self, fd: int, data: bytes) -> None:
         try:
-            written = os.write(fd, data)
+            written = syscalls.write(fd, data)
             if written < len(data):  # rare (a signal, a full disk): write the rest
                 view = memoryview(data)
                 while written < len(data):
-                    written += os.write(fd, view[written:])
+                    written += syscalls.write(fd, view[written:])
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, self._offset)
-            raise StoreError(f"cannot write {self.path}: {exc.strerror}") from None
+            try:
+                syscalls.ftruncate(fd, self._offset)
+            except OSError:
+                self._stop(exc)
+                raise StoreError(
+                    f"cannot write {self.path}: {reason(exc)}, and cannot cut the partial "
+                    "write back; it may or may not be in the log (this process will not "
+                    "show it), and the log takes no more writes until the store is reopened",
+                    applied=None,
+                ) from None
+            raise StoreError(
+                f"cannot write {self.path}: {reason(exc)} (nothing was written)"
+            ) from None
 
     def _fsync(self, fd: int) -> None:
         try:
-            os.fsync(fd)
+            syscalls.fsync(fd)
         except OSError as exc:
-            self._failed = exc.strerror or errno.errorcode.get(exc.errno or 0, "EIO")
+            self._stop(exc)
             raise StoreError(
-                f"fsync of {self.path} failed ({self._failed}); the last write may not be "
-                "durable and the log takes no more writes until reopened"
+                f"fsync of {self.path} failed ({reason(exc)}); the last write may or may "
+                "not be durable (this process will not show it), and the log takes no more "
+                "writes until reopened",
+                applied=None,
+            ) from None
+
+    def _sync_or_stop(self, fd: int, doing: str) -> None:
+        """fsync after a change other than an append: a failure stops writes too."""
+        try:
+            syscalls.fsync(fd)
+        except OSError as exc:
+            self._stop(exc)
+            raise StoreError(
+                f"fsync of {self.path} failed ({reason(exc)}) after {doing}; the change may "
+                "or may not be durable, and the log takes no more writes until reopened",
+                applied=None,
             ) from None
 
     def rewrite(self, lines: list[bytes]) -> list[int]:
-        """Atomically replace the file (call inside :meth:`locked`); returns line offsets."""
+        """Atomically replace the file (call inside :meth:`locked`); returns line offsets.
+
+        A :class:`StoreError` before the rename leaves the old file (``applied=False``);
+        after it, the new file is in place (``applied=None`` when its directory could not
+        be fsynced: a crash might bring the old one back; ``True`` otherwise)."""
         self._check_writable()
         tmp = self.path.with_name(self.path.name + ".compact")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
-                _write_synced(fd, b"".join(lines))
+                write_synced(fd, b"".join(lines))
             finally:
                 os.close(fd)
-            os.replace(tmp, self.path)
-            _fsync_dir(self.path.parent)
+            syscalls.replace(tmp, self.path)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise StoreError(f"cannot rewrite {self.path}: {exc.strerror or exc}") from None
-        self._reopen()
-        self._offset = os.fstat(self._fd).st_size if self._fd is not None else 0
+                syscalls.unlink(tmp)
+            raise StoreError(
+                f"cannot rewrite {self.path}: {reason(exc)} (nothing was changed)"
+            ) from None
+        self._wrote = True
+        try:
+            fsync_dir(self.path.parent)
+        except OSError as exc:
+            self._stop(exc)
+            self._ino = None  # not the file read so far: the next read starts over
+            raise StoreError(
+                f"{self.path} was rewritten, but fsync of its directory failed "
+                f"({reason(exc)}): a crash may bring the old file back; the log takes no "
+                "more writes until the store is reopened",
+                applied=None,
+            ) from None
+        try:
+            self._reopen()
+        except StoreError as exc:
+            self._ino = None
+            raise StoreError(f"{exc.message} (after the rewrite was applied)", True) from None
+        assert self._fd is not None
+        self._offset = os.fstat(self._fd).st_size
         self._lineno = len(lines)
         return _offsets(0, lines)
-
-    def _close_fd(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-            self._fd_writes = False
 
     def close(self) -> None:
         self._close_fd()
@@ -466,118 +333,22 @@ class _Held(Generic[T]):
         self._visit = visit
 
     def __enter__(self) -> tuple[list[T], bool]:
-        lock = self._file._lock
-        lock.__enter__()
+        file = self._file
+        file._lock.__enter__()
+        file._wrote = False
         try:
-            return self._file._caught_up(self._visit)
+            return file._caught_up(self._visit)
         except BaseException:
-            lock.__exit__()
+            with contextlib.suppress(StoreError):  # the first error says more
+                file._lock.release(False)
             raise
 
-    def __exit__(self, *exc: object) -> None:
-        self._file._lock.__exit__()
-
-
-class _LockFile:
-    """The sibling ``.lock`` file, held open between writes and locked with ``flock``.
-
-    ``flock`` belongs to an open file description, so one descriptor serves every
-    write of this process (threads take turns on a mutex first), and a forked child,
-    which inherits the description, opens its own. :meth:`check` reopens it when the
-    file at ``path`` is no longer the one held (its directory was moved away).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-        self._forks = 0  # forks seen when the descriptor was opened (see _count_fork)
-        self._mutex = threading.RLock()
-        self._depth = 0
-
-    def __enter__(self) -> None:
-        """``with lock:`` holds it (re-entrant within a thread)."""
-        if self._fd is not None and self._forks != _forks[0]:
-            # A forked child: the inherited descriptor shares the parent's lock, and the
-            # mutex and depth copied from the parent say nothing about this process.
-            os.close(self._fd)
-            self._fd = None
-            self._mutex = threading.RLock()
-            self._depth = 0
-        self._mutex.acquire()
-        self._depth += 1
-        if self._depth == 1:
-            try:
-                fcntl.flock(self._handle(), fcntl.LOCK_EX)
-            except BaseException:
-                self._depth -= 1
-                self._mutex.release()
-                raise
-
-    def __exit__(self, *exc: object) -> None:
-        self._depth -= 1
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         try:
-            if self._depth == 0 and self._fd is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-        finally:
-            self._mutex.release()
-
-    def check(self) -> bool:
-        """While held: make sure the lock is on the file now at ``path``; True
-        when it was not and the lock was taken again on the right file."""
-        try:
-            current = os.stat(self.path).st_ino
-        except OSError:
-            current = None
-        if self._fd is not None and current == os.fstat(self._fd).st_ino:
-            return False
-        self.close()
-        fcntl.flock(self._handle(), fcntl.LOCK_EX)
-        return True
-
-    def _handle(self) -> int:
-        if self._fd is not None:
-            return self._fd
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"cannot lock {self.path}: {exc.strerror or exc}") from None
-        self._forks = _forks[0]
-        return self._fd
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-#: Forks into this process's line so far: a descriptor opened before the last one was
-#: inherited from a parent (checked on every write: cheaper than asking for the pid).
-_forks = [0]
-
-
-def _count_fork() -> None:
-    _forks[0] += 1
-
-
-os.register_at_fork(after_in_child=_count_fork)
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a directory's entries (a new or renamed file) durable."""
-    dir_fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _write_synced(fd: int, data: bytes) -> None:
-    """Write all of ``data`` (``os.write`` may write less) and ``fsync``."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    os.fsync(fd)
+            self._file._lock.release(self._file._wrote)
+        except StoreError:
+            if exc_type is None:
+                raise  # else the error that ended the transaction says more
 
 
 def _offsets(start: int, lines: list[bytes]) -> list[int]:
