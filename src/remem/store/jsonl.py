@@ -7,6 +7,7 @@
     <data>/agents/<agent>/traces.jsonl    recall traces
     <data>/agents/<agent>/rules/*.md      always-injected rules
     <data>/agents/<agent>/*.cache         rebuildable caches (note vectors); scrubbed
+    <data>/agents/<agent>/secret.key      the agent's secret for keyed hashes (0600)
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
 from remem.store.sealed import SealedFile, Visitor
+from remem.store.secret import load_or_create_secret
 
 _RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -465,6 +467,10 @@ class JsonlBackend:
         if not _CACHE_NAME.match(name):
             raise InvalidInput(f"cache name {name!r} is not allowed: use [a-z0-9_]+")
         return self.agent_dir(agent) / f"{name}.cache"
+
+    def agent_secret(self, agent: str) -> bytes:
+        """``<data>/agents/<agent>/secret.key`` (mode 0600), created on first need."""
+        return load_or_create_secret(self.agent_dir(agent) / "secret.key")
 
     def close(self) -> None:
         for log in self._logs.values():
