@@ -491,7 +491,9 @@ class Memory:
                 replace(ev, text="") if isinstance(ev, Remembered | Corrected) and ev.text else ev
                 for ev in events
             ]
-        return events
+        from remem.formation.actions import hide_unseen_replacements
+
+        return hide_unseen_replacements(self, ctx, agent.state, events)
 
     def compact(self, ctx: RunContext) -> CompactionReport:
         """Physically remove forgotten, rejected and expired notes' content (owner only)."""

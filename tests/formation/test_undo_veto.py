@@ -65,9 +65,7 @@ def recalled(mem: Memory, ctx: RunContext) -> tuple[list[str], list[tuple[str, s
     return [n.id for n in rec.notes], mem.explain(owner(), rec.run_id).excluded
 
 
-def test_undo_returns_the_note_to_recall_and_keeps_the_replacement(
-    mem: Memory, clock: Any
-) -> None:
+def test_undo_returns_the_note_to_recall_and_keeps_the_replacement(mem: Memory, clock: Any) -> None:
     old, new = undone_pair(mem, clock)
     assert mem.get(owner(), old).status is Status.ACTIVE
     assert mem.get(owner(), new).status is Status.ACTIVE
@@ -76,9 +74,7 @@ def test_undo_returns_the_note_to_recall_and_keeps_the_replacement(
     assert excluded == []  # the restored note is not "overridden"
 
 
-def test_a_new_note_saying_the_same_is_vetoed_on_every_write_path(
-    mem: Memory, clock: Any
-) -> None:
+def test_a_new_note_saying_the_same_is_vetoed_on_every_write_path(mem: Memory, clock: Any) -> None:
     old, new = undone_pair(mem, clock)
     mem.forget(admin(), new)  # the replacement is gone: a re-statement is a new note
     later = clock.advance(days=2)
@@ -177,9 +173,7 @@ def test_the_veto_is_keyed_hashes_under_a_secret_kept_outside_the_log(
     assert secret.read_bytes() not in log and secret.read_bytes().hex().encode() not in log
 
 
-def test_the_veto_holds_after_reopening_and_in_another_process(
-    data_dir: Path, clock: Any
-) -> None:
+def test_the_veto_holds_after_reopening_and_in_another_process(data_dir: Path, clock: Any) -> None:
     with Memory.open(data_dir, clock=clock) as mem:
         old, new = undone_pair(mem, clock)
         mem.forget(admin(), new)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remem.context import RunContext
-from remem.core.events import Event, Remembered
+from remem.core.events import Event, Remembered, Superseded
 from remem.core.ids import new_id
 from remem.core.model import Basis, Note, Scope, Source, Status
 from remem.core.projection import Revision, State
@@ -115,6 +115,21 @@ def _visible_row(mem: Memory, ctx: RunContext, state: State, rev: Revision) -> R
     if replacement is None or not mem._can_read(ctx, state, replacement):
         return replace(rev, replacement="")
     return rev
+
+
+def hide_unseen_replacements(
+    mem: Memory, ctx: RunContext, state: State, events: list[Event]
+) -> list[Event]:
+    """``events`` of a note ``ctx`` may see, without naming a replacing note it may not
+    (a retirement's ``by`` is ``""`` then, as in :func:`revisions`)."""
+    out = []
+    for ev in events:
+        if isinstance(ev, Superseded) and ev.by:
+            by = state.notes.get(ev.by)
+            if by is None or not mem._can_read(ctx, state, by):
+                ev = replace(ev, by="")
+        out.append(ev)
+    return out
 
 
 def undo(mem: Memory, ctx: RunContext, revision_ids: Sequence[str]) -> list[Revision]:
