@@ -302,3 +302,32 @@ def test_consolidation_is_for_admins(mem: Memory) -> None:
     with pytest.raises(Denied):
         mem.consolidate(RunContext.system(AGENT, Role.CRON), dry_run=True)
     assert mem.revisions(owner()) == []
+
+
+def test_relearn_learns_no_members_personal_lines(tmp_path: Path, clock: Any, mem: Memory) -> None:
+    """DESIGN §7: from an archive, admins' facts are dated when said; members' personal lines
+    are not learned; what else members said is quarantined as ``unverified``."""
+    rows = [
+        {"author": ALICE, "role": "admin", "text": "I prefer bullet points.", "ts": ts(10)},
+        {"author": BOB, "role": "member", "text": "I prefer short status reports.", "ts": ts(11)},
+        {"author": BOB, "role": "member", "text": "My manager is Dana.", "ts": ts(12)},
+        {"author": CAROL, "role": "member", "text": "We decided to ship on Fridays.", "ts": ts(13)},
+        {"author": BOB, "role": "member", "text": MEMBER_SOURCE, "ts": ts(14)},
+    ]
+    report = mem.relearn(admin(), write_archive(tmp_path / "s.jsonl", rows, "verified"))
+    dropped = {(item.author, reason) for item, reason in report.dropped}
+    assert dropped == {(BOB, "archive_personal")}
+    assert len(report.dropped) == 2
+    notes = mem.list(owner(), status=None)
+    assert not [n for n in notes if n.scope is Scope.USER and n.scope_id != ALICE]
+    (mine,) = [n for n in notes if n.scope is Scope.USER]
+    assert (mine.scope_id, mine.said_at) == (ALICE, SAID.replace(minute=10))
+    others = {n.source.author_id: n for n in notes if n.scope is not Scope.USER}
+    assert {a: n.status for a, n in others.items()} == {
+        CAROL: Status.UNVERIFIED,
+        BOB: Status.UNVERIFIED,
+    }
+    assert others[CAROL].said_at == SAID.replace(minute=13)
+    # Nothing a member said in the archive is recalled.
+    for ctx in (member(BOB), RunContext.dm(AGENT, "discord:dm-bob", BOB)):
+        assert [n.source.author_id for n in mem.recall(ctx, "reports ship Dana").notes] == []
