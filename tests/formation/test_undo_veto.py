@@ -212,3 +212,23 @@ def test_compaction_drops_the_hash_of_an_erased_note(
     # The restored note itself is untouched, and still no note retires it by id.
     assert mem.get(owner(), old).status is Status.ACTIVE
     assert mem.revisions(owner())[0].undone
+
+
+def test_the_veto_survives_the_catalog_cache(
+    data_dir: Path, clock: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big log opens from the catalog snapshot (no scan): the keyed vetoes are in it."""
+    from remem import agentlog
+
+    monkeypatch.setattr(agentlog, "FREEZE_AFTER", 1)  # snapshot after any scan
+    with Memory.open(data_dir, clock=clock) as mem:
+        old, new = undone_pair(mem, clock)
+        mem.forget(admin(), new)
+    with Memory.open(data_dir, clock=clock) as mem:
+        mem.list(owner())  # a full scan, which writes the snapshot
+    assert (data_dir / "agents" / AGENT / "catalog.cache").exists()
+    with Memory.open(data_dir, clock=clock) as mem:
+        state = mem._agent(owner()).sync()
+        assert state.veto_keys  # resumed from the snapshot with the vetoes
+        mem.remember(admin(), SALES, scope="agent", kind="procedure", subject=SUBJECT)
+        assert mem.get(owner(), old).status is Status.ACTIVE
