@@ -48,7 +48,7 @@ from remem.core.model import (
 from remem.core.projection import State
 from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
 from remem.formation.classify import Classifier, RuleClassifier
-from remem.policy.authz import Action, Decision, Target, check_ceiling, decide
+from remem.policy.authz import Action, Decision, Target, check_ceiling, decide, within_ceiling
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
 from remem.policy.guard import check_note_text
@@ -124,6 +124,8 @@ class Memory:
     def _agent(self, ctx: RunContext) -> AgentLog:
         if not isinstance(ctx, RunContext):
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
+        if self.max_role is not Role.OWNER:  # every method: no envelope above the ceiling
+            self._require_ceiling(ctx)
         agent = self._agents.get(ctx.agent)
         if agent is None:
             # One AgentLog per agent: two threads opening it at once must not each build
@@ -133,6 +135,11 @@ class Memory:
                 if agent is None:
                     agent = self._agents[ctx.agent] = AgentLog(self.backend, ctx.agent)
         return agent
+
+    def _require_ceiling(self, ctx: RunContext) -> None:
+        decision = within_ceiling(ctx, self.max_role)
+        if not decision.allowed:
+            raise Denied(f"denied ({decision.rule}): {decision.reason}", rule=decision.rule)
 
     def _state(self, ctx: RunContext) -> State:
         return self._agent(ctx).sync()

@@ -96,22 +96,34 @@ TABLE: list[tuple[str, str | None, Role | str, str, str]] = [
 # fmt: on
 
 
+def stored(data: Path) -> list[str]:
+    """Every note in the store, as the owner (with no role ceiling) sees it."""
+    with Memory.open(data) as owner_view:
+        return [n.id for n in owner_view.list(RunContext.owner(AGENT), status=None)]
+
+
 def learn_one(
-    mem: Memory, ctx: RunContext, author: str | None, label: Role | str, text: str
+    data: Path,
+    ctx: RunContext,
+    author: str | None,
+    label: Role | str,
+    text: str,
+    max_role: Role = Role.OWNER,
 ) -> str:
-    """The outcome of learning one message (see the module docstring)."""
-    try:
-        report = mem.learn(ctx, [Message(author, label, text, "m1", SAID)])
-    except Denied as exc:
-        assert str(exc).startswith(f"denied ({exc.rule}):")
-        assert mem.list(RunContext.owner(AGENT), status=None) == []
-        return f"denied:{exc.rule}"
+    """The outcome of learning one message in a fresh store (see the module docstring)."""
+    with Memory.open(data, max_role=max_role) as mem:
+        try:
+            report = mem.learn(ctx, [Message(author, label, text, "m1", SAID)])
+        except Denied as exc:
+            assert str(exc).startswith(f"denied ({exc.rule}):")
+            assert stored(data) == []
+            return f"denied:{exc.rule}"
     notes = report.learned + report.pending
     if notes:
         (note,) = notes
         return "agent" if note.scope is Scope.AGENT else f"{note.scope.value}:{note.scope_id}"
     ((_, reason),) = report.dropped
-    assert mem.list(RunContext.owner(AGENT), status=None) == []
+    assert stored(data) == []
     return reason
 
 
@@ -128,8 +140,7 @@ def test_learn_by_run_kind_author_and_label(
     who = ctx.actor if author == SELF else author
     ours = f"user:{ctx.actor}"
     for text, expected in ((PERSONAL, personal), (OPERATIONAL, operational)):
-        with Memory.open(tmp_path / f"{run}-{len(text)}") as mem:
-            got = learn_one(mem, ctx, who, label, text)
+        got = learn_one(tmp_path / f"{run}-{len(text)}", ctx, who, label, text)
         assert got == (ours if expected == OUR else expected), (run, author, label, text)
 
 
@@ -164,8 +175,7 @@ def test_a_host_asserts_no_role_above_its_ceiling(
 ) -> None:
     ctx = RUNS[run]()
     who = ctx.actor if author == SELF else author
-    with Memory.open(tmp_path, max_role=ceiling) as mem:
-        assert learn_one(mem, ctx, who, label, OPERATIONAL) == expected
+    assert learn_one(tmp_path, ctx, who, label, OPERATIONAL, ceiling) == expected
 
 
 def test_a_member_limited_host_cannot_teach_procedures_by_labelling(tmp_path: Path) -> None:
@@ -236,3 +246,28 @@ def test_a_dm_run_stores_nothing_in_a_third_persons_scope(tmp_path: Path) -> Non
         assert [(i.message_id, r) for i, r in report.dropped] == [("m3", "dm_other_party")]
         owner = RunContext.owner(AGENT)
         assert mem.list(owner, scope="user", scope_id=CAROL, status=None) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda mem, ctx: mem.recall(ctx, "report"),
+        lambda mem, ctx: mem.list(ctx),
+        lambda mem, ctx: mem.explain(ctx, "run_01J00000000000000000000000"),
+        lambda mem, ctx: mem.rules(ctx),
+        lambda mem, ctx: mem.pending(ctx),
+        lambda mem, ctx: mem.remember(ctx, "Reports use sales_v3.", scope="agent"),
+    ],
+)
+@pytest.mark.parametrize("run", ["owner", "group_admin", "cron"])
+def test_no_method_takes_an_envelope_above_the_ceiling(
+    tmp_path: Path, run: str, call: Callable[[Memory, RunContext], object]
+) -> None:
+    """A member-limited host cannot read or write as an owner, an admin or a system
+    principal (recall and explain do not otherwise consult authz: the check is on entry)."""
+    with Memory.open(tmp_path, max_role=Role.MEMBER) as mem:
+        with pytest.raises(Denied, match="role_ceiling"):
+            call(mem, RUNS[run]())
+        reply = mem.command(RUNS[run](), "What do you remember about me?")
+        assert reply is None or reply.notes == []
+    assert stored(tmp_path) == []

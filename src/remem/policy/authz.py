@@ -127,6 +127,18 @@ def check_ceiling(ceiling: object) -> Role:
     return ceiling
 
 
+def within_ceiling(ctx: RunContext, ceiling: Role) -> Decision:
+    """Whether the envelope's role is one a caller limited to ``ceiling`` may assert
+    (checked by every ``Memory`` method, and first by :func:`decide`)."""
+    if above(ctx.role, ceiling):
+        return _deny(
+            "role_ceiling",
+            f"this host may assert roles up to {ceiling.value}; the run's role "
+            f"{ctx.role.value} is above that",
+        )
+    return _allow("within_ceiling")
+
+
 def above(role: Role, ceiling: Role) -> bool:
     """Whether ``role`` is more than a caller limited to ``ceiling`` may assert."""
     return _RANK[role] > _RANK[ceiling]
@@ -151,11 +163,7 @@ def decide(
     if role is Role.UNPAIRED:
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
-        return _deny(
-            "role_ceiling",
-            f"this host may assert roles up to {ceiling.value}; the run's role "
-            f"{role.value} is above that",
-        )
+        return within_ceiling(ctx, ceiling)
     if action in LEARNING:
         return _learning(ctx, action, target, ceiling)
     if action in OWNER_ONLY:
