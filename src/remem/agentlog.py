@@ -82,6 +82,8 @@ class AgentLog:
             cache_path(agent, "catalog") if cache_path is not None else None
         )
         self.state = self._new_state()
+        #: The agent's secret for keyed hashes (remem.core.veto), read when first needed.
+        self.secret: Callable[[], bytes] = lambda: backend.agent_secret(agent)
         self._listeners: list[Callable[[State, Sequence[Event], bool], None]] = []
         #: Memos of text derived from notes (renderings, stems...): see forget_texts.
         self.memos = TextMemos()

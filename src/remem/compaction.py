@@ -3,16 +3,17 @@
 A note that is forgotten, rejected or expired loses every event that refers
 to it; one :class:`~remem.core.events.Erased` marker keeps its id, final status
 and event ids (so the audit trail says it existed and a retried write stays
-idempotent) but no content.
+idempotent) but no content. An undo's veto hashes of what an erased note said
+(see :mod:`remem.core.veto`) are dropped with it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remem.core.events import Erased, Event, NoteEvent
+from remem.core.events import Erased, Event, NoteEvent, Restored, Superseded
 from remem.core.ids import new_id
 from remem.core.model import Note, Status
 from remem.core.projection import State
@@ -62,11 +63,15 @@ def compact_events(
     """The log without any event of a dead note, plus one ``Erased`` marker per dead note."""
     kept: list[Event] = []
     erased_eids: dict[str, list[str]] = {nid: [] for nid in dead}
+    replaced_by = {ev.revision_id: ev.by for ev in events if isinstance(ev, Superseded)}
     for ev in events:
         note_id = ev.note_id if isinstance(ev, NoteEvent) else None
         if note_id in dead:
             erased_eids[note_id].append(ev.eid)
             continue
+        if isinstance(ev, Restored) and ev.veto and replaced_by.get(ev.revision_id) in dead:
+            # The veto's hash of what the erased replacement said goes with it.
+            ev = replace(ev, veto=())
         kept.append(ev)
     for nid, status in dead.items():
         kept.append(

@@ -15,6 +15,7 @@ from remem.core.events import Approved, ChannelPolicySet, Event, PreferencesSet,
 from remem.core.model import Basis, Kind, Note, Scope, Status
 from remem.core.projection import State
 from remem.core.text import check_id
+from remem.core.veto import Vetoes
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.extract import LEARNED_RULE_TAG, append_learned_rule
 from remem.formation.revise import subject_rule
@@ -305,6 +306,8 @@ def review(mem: Memory, ctx: RunContext, note_id: str, *, approve: bool) -> Note
                 subject=note.subject,
                 said_at=note.said_at,
                 envelope=mem._envelope(ctx),
+                text=note.text,
+                vetoes=Vetoes(state, mem._agent(ctx).secret),
             )
         return events, note.id
 

@@ -49,7 +49,7 @@ from remem.core.projection import State
 from remem.core.text import canonical_text, check_id, check_optional_id, check_str
 from remem.errors import Conflict, Denied, InvalidInput, NotFound, Rejected
 from remem.formation.classify import Classifier, RuleClassifier
-from remem.policy.authz import Action, Decision, Target, decide
+from remem.policy.authz import Action, Decision, Target, check_ceiling, decide, within_ceiling
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
 from remem.policy.guard import check_note_text
@@ -82,11 +82,19 @@ _NOT_FOUND = "no note {id} is visible here (it does not exist, or this context m
 class Memory:
     """Governed memory over one data location. Thread-safe; share one per process."""
 
-    def __init__(self, backend: Backend, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, backend: Backend, *, clock: Clock | None = None, max_role: Role = Role.OWNER
+    ) -> None:
+        """``max_role``: the highest role this host may assert for anyone, in a run envelope
+        or on a learned message's label (``Role.OWNER``, ``Role.ADMIN`` or ``Role.MEMBER``;
+        a host limited to members asserts no system principal either). Anything above it
+        is ``Denied`` (rule ``role_ceiling``). In-process the default trusts the host fully;
+        a service sets it from the caller's credentials."""
         if clock is not None and not callable(clock):
             raise InvalidInput("clock must be a function returning the current datetime")
         self.backend = backend
         self.clock: Clock = clock or utcnow
+        self.max_role = check_ceiling(max_role)
         self._book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = RuleRecognizer()
         self._recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
@@ -99,9 +107,12 @@ class Memory:
         self._agents_lock = threading.Lock()
 
     @classmethod
-    def open(cls, location: str | Path, *, clock: Clock | None = None) -> Memory:
-        """Open a data location: a directory path (embedded JSONL) or ``jsonl:///abs/path``."""
-        return cls(open_backend(location), clock=clock)
+    def open(
+        cls, location: str | Path, *, clock: Clock | None = None, max_role: Role = Role.OWNER
+    ) -> Memory:
+        """Open a data location: a directory path (embedded JSONL) or ``jsonl:///abs/path``.
+        ``max_role``: see :meth:`__init__`."""
+        return cls(open_backend(location), clock=clock, max_role=max_role)
 
     def close(self) -> None:
         for agent in self._agents.values():
@@ -120,6 +131,8 @@ class Memory:
     def _agent(self, ctx: RunContext) -> AgentLog:
         if not isinstance(ctx, RunContext):
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
+        if self.max_role is not Role.OWNER:  # every method: no envelope above the ceiling
+            self._require_ceiling(ctx)
         agent = self._agents.get(ctx.agent)
         if agent is None:
             # One AgentLog per agent: two threads opening it at once must not each build
@@ -129,6 +142,11 @@ class Memory:
                 if agent is None:
                     agent = self._agents[ctx.agent] = AgentLog(self.backend, ctx.agent)
         return agent
+
+    def _require_ceiling(self, ctx: RunContext) -> None:
+        decision = within_ceiling(ctx, self.max_role)
+        if not decision.allowed:
+            raise Denied(f"denied ({decision.rule}): {decision.reason}", rule=decision.rule)
 
     def _state(self, ctx: RunContext) -> State:
         return self._agent(ctx).sync()
@@ -141,7 +159,9 @@ class Memory:
         writer = False
         if target.scope is Scope.AGENT and action is not Action.READ and not ctx.role.is_admin:
             writer = self._agent_writer(ctx, state)
-        return decide(ctx, action, target, steward=steward, agent_writer=writer)
+        return decide(
+            ctx, action, target, steward=steward, agent_writer=writer, ceiling=self.max_role
+        )
 
     def _agent_writer(self, ctx: RunContext, state: State) -> bool:
         """Whether policy's ``agent_write_access`` names this actor, its role, or (with
@@ -495,7 +515,9 @@ class Memory:
                 replace(ev, text="") if isinstance(ev, Remembered | Corrected) and ev.text else ev
                 for ev in events
             ]
-        return events
+        from remem.formation.actions import hide_unseen_replacements
+
+        return hide_unseen_replacements(self, ctx, agent.state, events)
 
     def compact(self, ctx: RunContext) -> CompactionReport:
         """Physically remove forgotten, rejected and expired notes' content (owner only)."""
@@ -568,7 +590,8 @@ class Memory:
         """The stored trace of a run (nothing is recomputed), as far as ``ctx`` may see it.
 
         Owners and admins see all of it; a channel steward the runs in their
-        channel; a participant their own runs, restricted to notes they may see.
+        channel and a participant their own runs, each restricted to the notes
+        they may see.
         """
         from remem.recall.trace import Trace
 
@@ -582,9 +605,8 @@ class Memory:
         if ctx.role.is_admin or ctx.kind is RunKind.OWNER:
             return trace
         stewards = state.channel_policies.get(trace.channel or "", {}).get("stewards", ())
-        if trace.channel and ctx.actor in stewards:
-            return trace
-        if ctx.actor is None or trace.actor != ctx.actor or not ctx.role.is_human:
+        steward = bool(trace.channel) and ctx.actor in stewards
+        if ctx.actor is None or not ctx.role.is_human or not (steward or trace.actor == ctx.actor):
             raise NotFound(f"no trace for run {run_id} is visible here")
         ids = {
             i

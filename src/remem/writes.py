@@ -19,6 +19,7 @@ from remem.core.ids import new_id
 from remem.core.model import LIVE_STATUSES, Basis, Kind, Note, Scope, Source, Status, parse_enum
 from remem.core.projection import State
 from remem.core.text import canonical_text, check_optional_id
+from remem.core.veto import Vetoes
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
@@ -169,6 +170,8 @@ class RememberPlan:
                 subject=self.subject,
                 said_at=event.said_at or event.ts,
                 envelope=mem._envelope(ctx),
+                text=self.text,
+                vetoes=Vetoes(state, mem._agent(ctx).secret),
             )
         return events, event.note_id
 

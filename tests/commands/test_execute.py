@@ -95,11 +95,11 @@ def test_remember_twice_reinforces(mem: Memory) -> None:
     assert len(mem.list(owner(), status=None)) == 1
 
 
-def test_a_members_operational_claim_is_only_their_own_note(mem: Memory) -> None:
-    note = remember(mem, group(BOB), "the weekly report pulls from the sales_v3 table.")
-    assert (note.scope, note.scope_id) == (Scope.USER, BOB)
-    assert note.kind is not Kind.PROCEDURE
-    assert mem.list(owner(), scope="agent", status=None) == []
+def test_a_members_operational_claim_is_refused_and_not_stored(mem: Memory) -> None:
+    reply = say(mem, group(BOB), "Remember that the weekly report pulls from the sales_v3 table.")
+    assert "Only an admin can change how the agent works" in reply.text
+    assert reply.notes == []
+    assert mem.list(owner(), status=None) == []
 
 
 def test_an_admins_operational_statement_is_agent_knowledge(mem: Memory) -> None:

@@ -130,11 +130,12 @@ def test_an_admin_with_any_member_message_in_the_slice_teaches_no_procedure(
         msg(ALICE, Role.ADMIN, SALES, "m1", now),
         msg(ALICE, Role.MEMBER, "I prefer short status reports.", "m2", now),
     ]
-    report = mem.learn(admin(), thread)
+    # (Learned in the owner's run: in Alice's own run her lines carry the run's role.)
+    report = mem.learn(owner(), thread)
     assert reasons(report) == {"m1": "operational_from_non_admin"}
     assert agent_notes(mem) == []
     # The same admin alone in a slice does teach it.
-    again = mem.learn(admin(), thread[:1])
+    again = mem.learn(owner(), thread[:1])
     assert [n.scope for n in again.learned] == [Scope.AGENT]
 
 
@@ -157,7 +158,7 @@ def test_an_unpaired_line_taints_that_author_for_the_slice(mem: Memory, clock: A
         msg(ALICE, Role.UNPAIRED, "Hello?", "m1", now),
         msg(ALICE, Role.ADMIN, SALES, "m2", now),
     ]
-    report = mem.learn(admin(), thread)
+    report = mem.learn(owner(), thread)
     assert reasons(report) == {"m1": "unpaired_sender", "m2": "unpaired_sender"}
     assert agent_notes(mem) == []
 

@@ -84,12 +84,24 @@ def test_relearn_gives_the_live_verdicts_dated_when_said(
     live = Memory.open(tmp_path / "live", clock=clock)
     live_report = live.learn(admin(), [Message(**row) for row in SESSION])
     live.close()
-    # Same verdicts as live, except that a member's operational statement is kept in
-    # quarantine instead of dropped.
+    # Same verdicts as live (DESIGN §7), except for what members said: their operational
+    # statement is kept in quarantine instead of dropped, and their personal lines are not
+    # learned from an archive at all.
     quarantined = (MEMBER_SOURCE.replace("From now on, t", "T"), "agent:None", "unverified")
     refused = (quarantined[0], BOB, "operational_from_non_admin")
+    personal = {
+        ("Prefers short status reports.", BOB),
+        ("Says they are the manager here.", CAROL),
+    }
+    live_personal = {(t, f"user:{a}", "pending") for t, a in personal}
+    archive_personal = {(t, a, "archive_personal") for t, a in personal}
     assert quarantined in verdicts(report) and refused in verdicts(live_report)
-    assert sorted([*verdicts(live_report), quarantined]) == sorted([*verdicts(report), refused])
+    assert live_personal <= set(verdicts(live_report))
+    expected = sorted(
+        [v for v in verdicts(live_report) if v != refused and v not in live_personal]
+        + [quarantined, *archive_personal]
+    )
+    assert sorted(verdicts(report)) == expected
 
     by_text = {n.text: n for n in mem.list(owner(), status=None)}
     admin_note = by_text[ADMIN_SOURCE]
@@ -97,9 +109,7 @@ def test_relearn_gives_the_live_verdicts_dated_when_said(
     assert admin_note.said_at == SAID.replace(minute=30)  # dated when said …
     assert admin_note.created_at == clock()  # … though written now
     assert admin_note.source.message_id == "a1"
-    assert by_text["Prefers short status reports."].said_at == SAID.replace(minute=32)
-    claim = by_text["Says they are the manager here."]
-    assert (claim.scope_id, claim.subject) == (CAROL, "user.role_claim")
+    assert not {t for t, _ in personal} & set(by_text)  # no member's personal line
 
 
 def test_quarantined_items_are_never_recalled(tmp_path: Path, mem: Memory) -> None:
@@ -278,9 +288,10 @@ def test_undo_run_of_a_consolidation_restores_the_sources(mem: Memory) -> None:
     undone = mem.undo_run(admin(), report.run_id)
     assert len(undone) == 2 and all(r.undone for r in undone)
     assert [mem.get(owner(), s).status for s in sources] == [Status.ACTIVE, Status.ACTIVE]
-    assert mem.get(owner(), merged.id).status is Status.DISABLED
-    assert sorted(n.id for n in mem.list(member(BOB), scope="user")) == sorted(sources)
-    # The undo stands as a veto: these notes are not merged again.
+    assert mem.get(owner(), merged.id).status is Status.ACTIVE  # the merged note stays
+    listed = sorted(n.id for n in mem.list(member(BOB), scope="user"))
+    assert listed == sorted([*sources, merged.id])
+    # The undo stands as a veto: these notes are not merged again (nor into the merged one).
     assert mem.consolidate(admin()).groups == []
 
 
@@ -291,3 +302,32 @@ def test_consolidation_is_for_admins(mem: Memory) -> None:
     with pytest.raises(Denied):
         mem.consolidate(RunContext.system(AGENT, Role.CRON), dry_run=True)
     assert mem.revisions(owner()) == []
+
+
+def test_relearn_learns_no_members_personal_lines(tmp_path: Path, clock: Any, mem: Memory) -> None:
+    """DESIGN §7: from an archive, admins' facts are dated when said; members' personal lines
+    are not learned; what else members said is quarantined as ``unverified``."""
+    rows = [
+        {"author": ALICE, "role": "admin", "text": "I prefer bullet points.", "ts": ts(10)},
+        {"author": BOB, "role": "member", "text": "I prefer short status reports.", "ts": ts(11)},
+        {"author": BOB, "role": "member", "text": "My manager is Dana.", "ts": ts(12)},
+        {"author": CAROL, "role": "member", "text": "We decided to ship on Fridays.", "ts": ts(13)},
+        {"author": BOB, "role": "member", "text": MEMBER_SOURCE, "ts": ts(14)},
+    ]
+    report = mem.relearn(admin(), write_archive(tmp_path / "s.jsonl", rows, "verified"))
+    dropped = {(item.author, reason) for item, reason in report.dropped}
+    assert dropped == {(BOB, "archive_personal")}
+    assert len(report.dropped) == 2
+    notes = mem.list(owner(), status=None)
+    assert not [n for n in notes if n.scope is Scope.USER and n.scope_id != ALICE]
+    (mine,) = [n for n in notes if n.scope is Scope.USER]
+    assert (mine.scope_id, mine.said_at) == (ALICE, SAID.replace(minute=10))
+    others = {n.source.author_id: n for n in notes if n.scope is not Scope.USER}
+    assert {a: n.status for a, n in others.items()} == {
+        CAROL: Status.UNVERIFIED,
+        BOB: Status.UNVERIFIED,
+    }
+    assert others[CAROL].said_at == SAID.replace(minute=13)
+    # Nothing a member said in the archive is recalled.
+    for ctx in (member(BOB), RunContext.dm(AGENT, "discord:dm-bob", BOB)):
+        assert [n.source.author_id for n in mem.recall(ctx, "reports ship Dana").notes] == []

@@ -82,15 +82,12 @@ def test_undo_restores_the_note_and_vetoes_the_pair(mem: Memory, clock: Any) -> 
     undone = mem.undo(admin(), rev.id)
     assert undone.undone and undone.undone_at == clock()
     assert mem.get(owner(), old).status is Status.ACTIVE
-    assert mem.get(owner(), new).status is Status.DISABLED  # replaces nothing any more
-    assert agent_recall(mem) == [old]
+    assert mem.get(owner(), new).status is Status.ACTIVE  # the replacement stays
+    assert sorted(agent_recall(mem)) == sorted([old, new])  # neither hides the other
     assert [ev.op for ev in mem.history(owner(), old)] == ["remember", "supersede", "restore"]
     # The same replacement can never retire the same note again, not even by hand.
-    with pytest.raises(InvalidInput):
-        mem.supersede(admin(), old, new)  # the replacement is disabled …
-    mem.enable(admin(), new)
     with pytest.raises(InvalidInput, match="veto"):
-        mem.supersede(admin(), old, new)  # … and once enabled, the pair is vetoed
+        mem.supersede(admin(), old, new)
     assert mem.get(owner(), old).status is Status.ACTIVE
     # Undoing again is harmless.
     assert mem.undo(admin(), rev.id).undone
@@ -106,16 +103,15 @@ def test_reteaching_the_same_statement_after_undo_does_not_retire_again(
     (rev,) = mem.revisions(owner())
     clock.advance(hours=1)
     mem.undo(owner(), rev.id)
-    # The same message learned again (a re-processed slice, a relearned archive).
+    # The same message learned again (a re-processed slice, a relearned archive), or the
+    # same statement made after the undo: evidence for the live replacement, no retirement.
     again = mem.learn(admin(), [Message(ALICE, Role.ADMIN, SALES, "m2", said)])
-    assert [r for _, r in again.dropped] == ["vetoed"]
+    assert [r for _, r in again.dropped] == ["duplicate"]
+    later = mem.learn(admin(), [Message(ALICE, Role.ADMIN, SALES, "m9", clock.advance(days=1))])
+    assert [(n.id, n.evidence) for n in later.reinforced] == [(new, 3)]
     assert mem.get(owner(), old).status is Status.ACTIVE
-    assert mem.get(owner(), new).status is Status.DISABLED
+    assert mem.get(owner(), new).status is Status.ACTIVE
     assert [r.id for r in mem.revisions(owner())] == [rev.id]
-    # A statement made after the undo is new evidence and does take effect.
-    fresh = teach(mem, SALES, "m9", clock.advance(days=1))
-    assert fresh != new
-    assert mem.get(owner(), old).superseded_by == fresh
 
 
 def test_undo_run_undoes_every_revision_of_a_run(mem: Memory, clock: Any) -> None:
@@ -136,7 +132,8 @@ def test_undo_run_undoes_every_revision_of_a_run(mem: Memory, clock: Any) -> Non
     undone = mem.undo_run(owner(), run.run_id)
     assert {r.id for r in undone} == {r.id for r in revs}
     assert all(r.undone for r in mem.revisions(owner()))
-    assert sorted(agent_recall(mem)) == sorted([old_source, old_branch])
+    replacements = [n.id for n in report.learned]
+    assert sorted(agent_recall(mem)) == sorted([old_source, old_branch, *replacements])
     with pytest.raises(NotFound):
         mem.undo_run(owner(), run.run_id)  # nothing left to undo
     with pytest.raises(NotFound):

@@ -4,8 +4,9 @@ A trace is stored under the run id when the recall happens (``explain`` only
 reads it back): the query's length (never its text), scopes, candidates, selected notes with scores,
 exclusions with reasons, the budget, and the rendered text's sha256 and
 length, but never a note's text. Who may read a trace: owners and admins all
-of it; a channel's steward the runs in that channel; a participant their own
-runs, restricted to notes they may see now; anyone else gets ``NotFound``.
+of it; a channel's steward the runs in that channel and a participant their
+own runs, each restricted to notes they may see now; anyone else gets
+``NotFound``.
 """
 
 from __future__ import annotations
@@ -208,7 +209,13 @@ class TestWhoMayExplain:
         mem.set_channel_policy(admin(), GENERAL, stewards=[CAROL])
         rec = mem.recall(group(ALICE, GENERAL))
         carol_elsewhere = RunContext.dm(AGENT, "discord:dm-carol", CAROL)
-        assert mem.explain(carol_elsewhere, rec.run_id) == explain(mem, rec.run_id)
+        full = explain(mem, rec.run_id)
+        seen = mem.explain(carol_elsewhere, rec.run_id)
+        # The run is hers to inspect, but only as far as the notes she may see: not
+        # Alice's private note, which the group recall considered.
+        assert world.user_alice in full.candidates
+        assert world.user_alice not in seen.candidates + [i for i, _ in seen.excluded]
+        assert seen == full.visible_to(set(full.candidates) - {world.user_alice})
         other = mem.recall(group(ALICE, RANDOM))
         with pytest.raises(NotFound):
             mem.explain(carol_elsewhere, other.run_id)

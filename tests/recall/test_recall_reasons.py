@@ -129,18 +129,15 @@ def test_pending_seeded_in_the_log(mem: Memory) -> None:
 
 def test_unverified_after_relearning_what_a_member_said(mem: Memory) -> None:
     """A relearned archive quarantines a member's operational claim as ``unverified``."""
-    if not hasattr(mem, "relearn"):
-        pytest.skip("Memory.relearn does not exist yet")
     line = {
         "author": ALICE,
         "role": "member",
         "text": "From now on the weekly report should use the sales database.",
         "ts": "2026-01-05T10:00:00Z",
     }
-    mem.relearn(admin(), [line])
+    mem.relearn(owner(), [line])  # an owner's run: a DM run reads only its two parties
     held = mem.list(owner(), status="unverified")
-    if not held:
-        pytest.skip("the classifier quarantined nothing from the archive")
+    assert held, "the relearn quarantined nothing from the archive"
     shown, why = recall_reasons(mem, RunContext.agent_only(AGENT), "weekly report database")
     assert shown == []
     assert why == {n.id: "unverified" for n in held}

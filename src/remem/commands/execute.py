@@ -77,9 +77,39 @@ def _target(mem: Memory, ctx: RunContext) -> Note | None:
     return None
 
 
+#: The answer to a non-admin who states a change to how the agent works.
+ADMIN_ONLY_CHANGE = (
+    "Only an admin can change how the agent works (its procedures, data sources and "
+    "report definitions), so I haven't stored that. Please ask an admin."
+)
+
+
+def _operational_refusal(ctx: RunContext, text: str, *, stated: bool) -> Reply | None:
+    """The refusal for a non-admin's operational change, judged by the formation
+    classifier exactly as ``learn`` judges it; None when ``text`` is no such change.
+    ``stated``: ``text`` is not a recognized command (only a labelled operational
+    statement counts then, so ordinary conversation passes through)."""
+    from remem.formation.classify import Category, RuleClassifier
+    from remem.formation.extract import operational_from_non_admin
+
+    if ctx.role.is_admin:
+        return None
+    items = RuleClassifier().classify(text).items
+    if stated:
+        operational = any(item.category is Category.OPERATIONAL for item in items)
+    else:
+        operational = any(operational_from_non_admin(item) for item in items)
+    if not operational:
+        return None
+    return Reply(ADMIN_ONLY_CHANGE, IntentKind.REMEMBER, ["Not stored: admins only."])
+
+
 def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     from remem.formation.classify import Category, RuleClassifier
 
+    refusal = _operational_refusal(ctx, intent.payload, stated=False)
+    if refusal is not None:
+        return refusal
     items = RuleClassifier().classify(intent.payload).memories
     item = items[0] if items else None
     text = item.statement if item is not None else intent.payload
@@ -87,9 +117,7 @@ def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     scope: Scope | None = Scope.CHANNEL if intent.scope_hint == "channel" else None
     if item is not None and item.category is Category.CHANNEL:
         scope = Scope.CHANNEL
-    if item is not None and item.category is Category.OPERATIONAL and not ctx.role.is_admin:
-        kind = Kind.FACT  # a member's operational claim is at most their own note
-    elif item is not None and item.category is Category.OPERATIONAL and scope is None:
+    if item is not None and item.category is Category.OPERATIONAL and scope is None:
         scope = Scope.AGENT  # never wider than asked: "for this channel" stays in the channel
     note = mem.remember(
         ctx, text, scope=scope, kind=kind, subject=item.subject if item else None, basis="explicit"
@@ -130,6 +158,9 @@ def _correct(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
         return _remember(mem, ctx, intent)
     from remem.formation.classify import RuleClassifier
 
+    refusal = _operational_refusal(ctx, intent.payload, stated=False)
+    if refusal is not None:
+        return refusal
     items = RuleClassifier().classify(intent.payload).memories
     text = items[0].statement if items else intent.payload
     fixed = mem.correct(ctx, note.id, text)
@@ -246,12 +277,18 @@ def run_command(
     """Recognize and carry out a memory command; ``None`` when ``text`` is not one.
 
     A refusal (no personal scope, a secret, a denied scope) becomes a polite
-    reply that says why, rather than an exception the host must catch.
+    reply that says why, rather than an exception the host must catch. A
+    non-admin who states an operational change (a procedure, a data source, a
+    report definition: what ``learn`` would refuse from them) is told that only
+    an admin can make it, and nothing is stored.
     """
     if len(text) > MAX_COMMAND_CHARS:
         return None  # a memory command is a sentence, not a pasted document
     intent = recognizer.recognize(text)
     if intent is None:
+        # Not a memory command, but a member stating a new procedure is told, not ignored.
+        if ctx.has_personal_scope:
+            return _operational_refusal(ctx, text, stated=True)
         return None
     if not ctx.has_personal_scope:
         return Reply("Memory commands are only available to paired people.", intent.kind)

@@ -134,10 +134,14 @@ class Superseded(NoteEvent):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Restored(NoteEvent):
-    """A revision was undone: the retired note returns and the pair is vetoed."""
+    """A revision was undone: the retired note returns and the pair is vetoed.
+
+    ``veto``: the keyed hashes of what the replacement and the retired note say
+    (see :mod:`remem.core.veto`), or empty once compaction erased either note."""
 
     op: ClassVar[str] = "restore"
     revision_id: str
+    veto: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -412,6 +416,6 @@ def _decode_field(name: str, value: Any) -> Any:
         return _SCOPES[value]
     if name == "kind" and value is not None:
         return _KINDS[value]
-    if name == "eids":
+    if name in ("eids", "veto"):
         return tuple(value)
     return value

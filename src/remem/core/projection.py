@@ -320,6 +320,8 @@ class State:
         self.serial = next(_SERIALS)
         self.revisions: dict[str, Revision] = {}
         self.vetoes: set[tuple[str, str]] = set()
+        #: The same vetoes keyed by what the notes say (see remem.core.veto).
+        self.veto_keys: set[tuple[str, str]] = set()
         self.erased: dict[str, str] = {}
         self.events = 0
         #: Bumped whenever a note of that scope changes: derived caches key on it.
@@ -436,6 +438,7 @@ class State:
             "preferences": self.preferences,
             "revisions": [r.to_dict() for r in self.revisions.values()],
             "vetoes": sorted(self.vetoes),
+            "veto_keys": sorted(self.veto_keys),
             "erased": self.erased,
             "events": self.events,
         }
@@ -461,6 +464,7 @@ class State:
         self.policy_version += 1
         self.revisions = {r["id"]: Revision.from_dict(r) for r in data["revisions"]}
         self.vetoes = {(a, b) for a, b in data["vetoes"]}
+        self.veto_keys = {(a, b) for a, b in data.get("veto_keys", ())}
         self.erased = data["erased"]
         self.events = data["events"]
 
@@ -586,6 +590,8 @@ class State:
                 rev.undone = True
                 rev.undone_at = event.ts
                 self.vetoes.add((rev.replacement, rev.retired))
+                if len(event.veto) == 2:
+                    self.veto_keys.add((event.veto[0], event.veto[1]))
 
     def _bump(self, key: ScopeKey) -> None:
         self.scope_versions[key] = self.scope_versions.get(key, 0) + 1

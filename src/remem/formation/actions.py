@@ -4,14 +4,16 @@ revisions, undo, consolidate. ``Memory`` exposes each as a method."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remem.context import RunContext
-from remem.core.events import Event, Remembered
+from remem.core.events import Event, Remembered, Superseded
 from remem.core.ids import new_id
 from remem.core.model import Basis, Note, Scope, Source, Status
 from remem.core.projection import Revision, State
+from remem.core.veto import Said, Vetoes
 from remem.errors import InvalidInput, NotFound
 from remem.formation.bounds import check_messages
 from remem.formation.classify import Classifier
@@ -64,6 +66,10 @@ def relearn(
     return learn(mem, ctx, messages, classifier, relearn=True)
 
 
+def _vetoes(mem: Memory, ctx: RunContext, state: State) -> Vetoes:
+    return Vetoes(state, mem._agent(ctx).secret)
+
+
 def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
     """Retire ``old_id`` in favour of ``new_id_`` by hand (works on pinned notes too)."""
     agent = mem._agent(ctx)
@@ -74,10 +80,18 @@ def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
         mem._require(ctx, state, Action.CHANGE, mem._target(old))
         if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
             raise InvalidInput("both notes must be active to supersede one by the other")
-        events = retire(state, old, new.id, MANUAL, "superseded by hand", mem._envelope(ctx))
+        events = retire(
+            _vetoes(mem, ctx, state),
+            old,
+            Said.of(new),
+            MANUAL,
+            "superseded by hand",
+            mem._envelope(ctx),
+        )
         if not events:
             raise InvalidInput(
-                f"{new.id} may not retire {old.id}: an earlier undo vetoed that replacement"
+                f"{new.id} may not retire {old.id}: an earlier undo vetoed that replacement "
+                "(or one saying the same)"
             )
         return events, old.id
 
@@ -85,39 +99,71 @@ def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
 
 
 def revisions(mem: Memory, ctx: RunContext) -> list[Revision]:
-    """Revisions whose retired note ``ctx`` may read, oldest first."""
+    """Revisions whose retired note ``ctx`` may read, oldest first; a replacing note
+    ``ctx`` may not read is not named (its ``replacement`` is ``""``)."""
     state = mem._state(ctx)
+    return sorted(
+        (row for rev in state.revisions.values() if (row := _visible_row(mem, ctx, state, rev))),
+        key=lambda r: r.id,
+    )
+
+
+def _visible_row(mem: Memory, ctx: RunContext, state: State, rev: Revision) -> Revision | None:
+    """``rev`` as ``ctx`` may see it, or None when its retired note is not visible."""
+    note = state.notes.get(rev.retired)
+    if note is None or not mem._can_read(ctx, state, note):
+        return None
+    replacement = state.notes.get(rev.replacement)
+    if replacement is None or not mem._can_read(ctx, state, replacement):
+        return replace(rev, replacement="")
+    return rev
+
+
+def hide_unseen_replacements(
+    mem: Memory, ctx: RunContext, state: State, events: list[Event]
+) -> list[Event]:
+    """``events`` of a note ``ctx`` may see, without naming a replacing note it may not
+    (a retirement's ``by`` is ``""`` then, as in :func:`revisions`)."""
     out = []
-    for rev in state.revisions.values():
-        note = state.notes.get(rev.retired)
-        if note is not None and mem._can_read(ctx, state, note):
-            out.append(rev)
-    return sorted(out, key=lambda r: r.id)
+    for ev in events:
+        if isinstance(ev, Superseded) and ev.by:
+            by = state.notes.get(ev.by)
+            if by is None or not mem._can_read(ctx, state, by):
+                ev = replace(ev, by="")
+        out.append(ev)
+    return out
 
 
 def undo(mem: Memory, ctx: RunContext, revision_ids: Sequence[str]) -> list[Revision]:
-    """Undo revisions: the retired notes return and each pair stands as a veto."""
+    """Undo revisions: the retired notes return, the replacing notes stay, and each pair
+    stands as a veto. A revision whose retired note ``ctx`` may not see is reported as not
+    visible, naming nothing of it but the id the caller gave."""
     agent = mem._agent(ctx)
 
     def build(state: State) -> tuple[list[Event], list[str]]:
         for rev_id in revision_ids:
+            if not isinstance(rev_id, str):
+                raise InvalidInput(f"{rev_id!r} is not a revision id (they look like rev_01J…)")
             rev = state.revisions.get(rev_id)
-            if rev is None:
-                raise NotFound(f"no revision {rev_id} is visible here")
-            note = mem._visible(ctx, state, rev.retired)
-            mem._require(ctx, state, Action.CHANGE, mem._target(note))
-        return undo_events(state, revision_ids, mem._envelope(ctx)), list(revision_ids)
+            if rev is None or _visible_row(mem, ctx, state, rev) is None:
+                raise NotFound(
+                    f"no revision {rev_id} is visible here (it does not exist, or this "
+                    "context may not see it)"
+                )
+            mem._require(ctx, state, Action.CHANGE, mem._target(state.notes[rev.retired]))
+        vetoes = _vetoes(mem, ctx, state)
+        return undo_events(state, vetoes, revision_ids, mem._envelope(ctx)), list(revision_ids)
 
     done = agent.write(build)
-    return [agent.state.revisions[r] for r in done]
+    state = agent.state
+    return [row for r in done if (row := _visible_row(mem, ctx, state, state.revisions[r]))]
 
 
 def undo_run(mem: Memory, ctx: RunContext, run_id: str) -> list[Revision]:
-    """Undo every revision a run made."""
-    state = mem._state(ctx)
-    ids = [r.id for r in state.revisions.values() if r.run_id == run_id and not r.undone]
+    """Undo every revision a run made that ``ctx`` may see."""
+    ids = [r.id for r in revisions(mem, ctx) if r.run_id == run_id and not r.undone]
     if not ids:
-        raise NotFound(f"run {run_id} made no revision that can be undone")
+        raise NotFound(f"run {run_id} made no revision visible here that can be undone")
     return undo(mem, ctx, ids)
 
 
@@ -127,14 +173,14 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
     state = agent.sync()
     mem._require(ctx, state, Action.ADMINISTER, Target(Scope.AGENT))
     report = ConsolidationReport(run_id=ctx.run_id, dry_run=dry_run)
-    report.groups = find_groups(state)
+    report.groups = find_groups(state, _vetoes(mem, ctx, state))
     if dry_run or not report.groups:
         return report
 
     def build(st: State) -> tuple[list[Event], list[str]]:
         events: list[Event] = []
         merged_ids = []
-        for group in find_groups(st):
+        for group in find_groups(st, _vetoes(mem, ctx, st)):
             first = group.sources[0]
             merged_id = new_id("note")
             basis = (
@@ -143,15 +189,18 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
                 else Basis.INFERRED
             )
             retirements: list[Event] = []
+            merged = Said(merged_id, group.text, first.subject)
             for source in group.sources:
                 retirements += retire(
-                    st,
+                    _vetoes(mem, ctx, st),
                     source,
-                    merged_id,
+                    merged,
                     CONSOLIDATION,
                     "says the same as merged note",
                     mem._envelope(ctx),
                 )
+            if len(retirements) < 2:
+                continue  # find_groups left out what an undo vetoed: nothing to merge
             # Retire the sources first, so the merged note (often with a source's very
             # text) is the live holder of that text and a later identical write reinforces it.
             events += retirements

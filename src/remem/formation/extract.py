@@ -18,12 +18,23 @@ channel decision                      channel (review)      channel (review)
 one-off task                          not stored            not stored
 ====================================  ====================  =========================
 
-Each person is read on their own lines (by the stored author id); an admin's
-operational items count only when every message of theirs in the slice
-carries a human admin role. Unpaired senders' lines are nobody's. Webhook
-runs are not extracted from; cron and sop runs never learn operational
-knowledge (standing rules included). A statement whose earlier retirement of a
-note was undone is not taught again (``vetoed``).
+The run envelope is the authority; a message's role label is an assertion of
+the host, checked in :func:`remem.policy.authz.decide` before anything is
+learned (a refusal raises ``Denied`` and nothing of the slice is learned): an
+unpaired run learns nothing; no label is above the host's role ceiling
+(``Memory(max_role=...)``); a message by the run's own speaker carries the
+envelope's role. Then each person is read on their own lines (by the stored
+author id); an admin's operational items count only when every message of
+theirs in the slice carries a human admin role. Unpaired senders' lines are
+nobody's. A DM run reads only its two parties (its speaker, and the agent's
+replies for context). Webhook runs are not extracted from; runs without a person
+(cron, sop, task, agent-only, knowledge) write no one's personal memory and
+never learn operational knowledge (standing rules included). A statement an
+undo vetoed against a live note is not taught again (``vetoed``).
+
+A relearn of an archive (:func:`remem.formation.actions.relearn`) dates what it
+learns when it was said; of what non-admins said, personal lines are not learned
+(``archive_personal``) and everything else is quarantined as ``unverified``.
 """
 
 from __future__ import annotations
@@ -34,11 +45,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.context import Role, RunContext, RunKind
-from remem.core.model import Basis, Kind, Note, Scope, Status, normalize_text, parse_ts
+from remem.core.model import Basis, Kind, Note, Scope, Status, parse_ts
+from remem.core.veto import Said, Vetoes
 from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation import learned_rules
 from remem.formation.classify import Category, Classification, Classifier, Item
+from remem.formation.revise import same_subject
 from remem.formation.rules import is_operational_content
+from remem.policy.authz import Action, Decision, Target
 from remem.writes import remember_as
 
 if TYPE_CHECKING:
@@ -97,6 +111,18 @@ class LearnReport:
         else:
             entry = Dropped(item.statement, author, item.category.value, mid)
         self.dropped.append((entry, reason))
+
+
+def operational_from_non_admin(item: Item) -> bool:
+    """Whether ``item``, said by a non-admin, is operational knowledge they may not teach
+    (DESIGN §7): labelled operational, or operational-looking content in anything but a
+    one-off task or a standing style rule. ``learn`` never stores such an item."""
+    category = item.category
+    if category is Category.OPERATIONAL:
+        return True
+    if category in (Category.ONE_OFF, Category.STYLE_RULE):
+        return False
+    return is_operational_content(item.statement.lower())
 
 
 def _role(value: Role | str) -> Role | str:
@@ -167,6 +193,7 @@ class Learner:
     relearn: bool = False
 
     def run(self, messages: Sequence[Message], summary: str | None) -> LearnReport:
+        self._authorize(messages)
         report = LearnReport(run_id=self.ctx.run_id, classifier=self.classifier.name)
         if self.ctx.role is Role.WEBHOOK:
             for msg in messages:
@@ -178,6 +205,31 @@ class Learner:
         if summary is not None:
             self._summary(report, messages, summary)
         return report
+
+    def _decide(self, action: Action, target: Target) -> Decision:
+        mem = self.mem
+        return mem._decide(self.ctx, mem._agent(self.ctx).state, action, target)
+
+    def _authorize(self, messages: Sequence[Message]) -> None:
+        """Raise ``Denied`` (nothing of the slice is learned) unless this run may learn and
+        every role label is one it may assert (see :mod:`remem.policy.authz`)."""
+        ctx = self.ctx
+        action = Action.ASSERT_ARCHIVED_ROLE if self.relearn else Action.ASSERT_ROLE
+        checks = [Target(Scope.USER, ctx.actor, ctx.actor, ctx.role)]
+        seen: set[tuple[str | None, Role | str]] = set()
+        for msg in messages:
+            if (msg.author, msg.role) in seen:
+                continue
+            seen.add((msg.author, msg.role))
+            label = msg.role if isinstance(msg.role, Role) else None
+            checks.append(Target(Scope.USER, msg.author, msg.author, label))
+        for target in checks:
+            decision = self._decide(action, target)
+            if not decision.allowed:
+                raise Denied(
+                    f"denied ({decision.rule}): {decision.reason}; nothing was learned",
+                    rule=decision.rule,
+                )
 
     def _message(
         self,
@@ -192,6 +244,10 @@ class Learner:
         role = roles.get(msg.author) if msg.author else None
         if role is None or role is Role.UNPAIRED:
             report.drop(msg, msg.author, "unpaired_sender", msg.message_id)
+            return
+        party = self._decide(Action.LEARN_FROM, Target(Scope.CHANNEL, self.ctx.channel, msg.author))
+        if not party.allowed:
+            report.drop(msg, msg.author, party.rule, msg.message_id)
             return
         if role.is_system:
             report.drop(msg, msg.author, "system_principal", msg.message_id)
@@ -228,6 +284,12 @@ class Learner:
             self._operational(report, msg, role, item)
         elif category is Category.STYLE_RULE and role.is_admin:
             self._style_rule(report, msg, role, item)
+        elif self.relearn and not role.is_admin:
+            scope, kind, basis = self._placement(item)
+            if scope is Scope.USER:  # DESIGN §7: members' personal lines, not from an archive
+                report.drop(item, author, "archive_personal", msg.message_id)
+            else:
+                self._write(report, msg, role, item, scope, kind, basis, quarantine=True)
         else:
             self._write(report, msg, role, item, *self._placement(item))
 
@@ -296,10 +358,19 @@ class Learner:
     ) -> Note | None:
         author = msg.author
         assert author is not None
-        if scope is Scope.AGENT and self._vetoed(item, msg):
+        if scope is Scope.AGENT and self._vetoed(item):
             report.drop(item, author, "vetoed", msg.message_id)
             return None
-        writer = self.ctx if quarantine else _speaker_ctx(self.ctx, author, role)
+        if scope is not Scope.AGENT:
+            where = author if scope is Scope.USER else self.ctx.channel
+            allowed = self._decide(Action.LEARN_FROM, Target(scope, where, author))
+            if not allowed.allowed:
+                report.drop(item, author, allowed.rule, msg.message_id)
+                return None
+        # Quarantined agent-wide items are written by the (admin) relearn run; the speaker
+        # may not write agent scope and the item is theirs only as its author.
+        quarantined_agent = quarantine and scope is Scope.AGENT
+        writer = self.ctx if quarantined_agent else _speaker_ctx(self.ctx, author, role)
         try:
             note = remember_as(
                 self.mem,
@@ -327,34 +398,21 @@ class Learner:
         report.add(note)
         return note
 
-    def _vetoed(self, item: Item, msg: Message) -> bool:
-        """Re-teaching a replacement whose retirement of a note was undone: the undo stands
-        as a veto against the same statement (the same message, or one said before the
-        undo), so relearning an archive or a slice again cannot retire the note again."""
+    def _vetoed(self, item: Item) -> bool:
+        """Teaching a statement an undo vetoed against a live agent-wide note on its subject
+        (the same words and subject as a replacement whose retirement of that note was
+        undone): it is not taught again, by a re-processed slice, a relearned archive or a
+        new message alike. Saying what a live note says reinforces it instead."""
         if item.subject is None:
             return False
-        state = self.mem._agent(self.ctx).state
-        if self.mem._same(state, Scope.AGENT, None, item.statement) is not None:
-            return False  # it would reinforce a live note, not retire anything
-        key = normalize_text(item.statement)
-        said = msg.ts if isinstance(msg.ts, datetime) else self.mem.clock()
-        for rev in state.revisions.values():
-            replacement = state.notes.get(rev.replacement)
-            retired = state.notes.get(rev.retired)
-            if not rev.undone or replacement is None or retired is None:
-                continue
-            if (
-                replacement.scope is Scope.AGENT
-                and replacement.subject == item.subject
-                and retired.status is Status.ACTIVE
-                and normalize_text(replacement.text) == key
-                and (
-                    (msg.message_id is not None and msg.message_id == replacement.source.message_id)
-                    or (rev.undone_at is not None and said <= rev.undone_at)
-                )
-            ):
-                return True
-        return False
+        agent = self.mem._agent(self.ctx)
+        state = agent.state
+        vetoes = Vetoes(state, agent.secret)
+        if not vetoes or self.mem._same(state, Scope.AGENT, None, item.statement) is not None:
+            return False
+        said = Said("", item.statement, item.subject)  # not written yet: no id
+        live = same_subject(state, Scope.AGENT, None, item.subject)
+        return any(vetoes.forbids(said, Said.of(note)) for note in live)
 
     def _summary(self, report: LearnReport, messages: Sequence[Message], summary: str) -> None:
         speaker = self.ctx.actor

@@ -2,9 +2,11 @@
 
 Every retirement of a note is a :class:`~remem.core.events.Superseded` event
 that doubles as a revision row (retired note, replacing note, how, reason,
-actor, run). Undoing a revision restores the retired note and records the
-pair as a veto: the same note never retires the same note again, whichever
-rule proposes it. Pinned notes are never retired by an automatic path.
+actor, run). Undoing a revision restores the retired note, leaves the
+replacing note in place and records the pair as a veto (by ids and by keyed
+hashes of what the two notes say, see :mod:`remem.core.veto`): the same note
+never retires the same note again, whichever rule proposes it. Pinned notes
+are never retired by an automatic path.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from remem.core.events import Disabled, Event, Restored, Superseded
+from remem.core.events import Event, Restored, Superseded
 from remem.core.ids import new_id
 from remem.core.model import Note, Scope, Status
 from remem.core.projection import State
+from remem.core.veto import Said, Vetoes
 
 SUBJECT_RULE = "subject_rule"
 BELIEF_REVISION = "belief_revision"
@@ -25,24 +28,24 @@ MANUAL = "manual"
 
 
 def retire(
-    state: State,
+    vetoes: Vetoes,
     retired: Note,
-    replacement_id: str,
+    replacement: Said,
     how: str,
     reason: str,
     envelope: dict[str, Any],
 ) -> list[Event]:
     """A ``Superseded`` event, unless vetoed or (for automatic paths) the note is pinned."""
-    if (replacement_id, retired.id) in state.vetoes or retired.id == replacement_id:
-        return []
     if retired.pinned and how != MANUAL:
+        return []
+    if vetoes.forbids(replacement, Said.of(retired)):
         return []
     # A fresh event id each: one envelope may retire several notes in one write, and the
     # log drops a repeated event id as a retried duplicate.
     return [
         Superseded(
             note_id=retired.id,
-            by=replacement_id,
+            by=replacement.id,
             revision_id=new_id("rev"),
             how=how,
             reason=reason,
@@ -69,11 +72,15 @@ def subject_rule(
     subject: str,
     said_at: datetime,
     envelope: dict[str, Any],
+    text: str,
+    vetoes: Vetoes,
 ) -> list[Event]:
     """Supersede by ``said_at``: a newer statement retires older ones on the same subject
     (those its writer may change); a statement older than the live one is itself retired
-    (dated history stays searchable)."""
+    (dated history stays searchable). ``text``: what the new note says; no retirement
+    ``vetoes`` forbids is made."""
     events: list[Event] = []
+    said = Said(note_id, text, subject)
     live = same_subject(state, scope, scope_id, subject)
     newer = [n for n in live if n.said_at > said_at]
     reason = f"newer statement on {subject}"
@@ -85,17 +92,18 @@ def subject_rule(
             scope=scope,
             scope_id=scope_id,
             kind=latest.kind,
-            text="",
+            text=text,
             basis=latest.basis,
             status=Status.ACTIVE,
             created_at=said_at,
             said_at=said_at,
             updated_at=said_at,
+            subject=subject,
         )
-        return retire(state, placeholder, latest.id, SUBJECT_RULE, reason, envelope)
+        return retire(vetoes, placeholder, Said.of(latest), SUBJECT_RULE, reason, envelope)
     for old in live:
         if may_change(state, old, envelope):
-            events += retire(state, old, note_id, SUBJECT_RULE, reason, envelope)
+            events += retire(vetoes, old, said, SUBJECT_RULE, reason, envelope)
     return events
 
 
@@ -123,15 +131,16 @@ def may_change(state: State, note: Note, envelope: dict[str, Any]) -> bool:
     return False
 
 
-def undo_events(state: State, revision_ids: Iterable[str], envelope: dict[str, Any]) -> list[Event]:
+def undo_events(
+    state: State, vetoes: Vetoes, revision_ids: Iterable[str], envelope: dict[str, Any]
+) -> list[Event]:
     """Restore the retired notes of the given (not yet undone) revisions.
 
-    A replacing note that no longer replaces anything once these are undone is
-    disabled (not forgotten: ``enable`` brings it back), so the restored note
-    is what recall shows again.
+    The replacing note stays as it is (an undo takes back a retirement, not the
+    other statement). Each restore carries the keyed hashes of what the two
+    notes say, so the veto also holds against a new note saying the same.
     """
     events: list[Event] = []
-    undone = set()
     for rev_id in revision_ids:
         rev = state.revisions.get(rev_id)
         if rev is None or rev.undone:
@@ -139,18 +148,16 @@ def undo_events(state: State, revision_ids: Iterable[str], envelope: dict[str, A
         note = state.notes.get(rev.retired)
         if note is None or note.status is not Status.SUPERSEDED:
             continue
-        undone.add(rev_id)
+        replacement = state.notes.get(rev.replacement)
+        veto: tuple[str, ...] = ()
+        if replacement is not None and replacement.status is not Status.FORGOTTEN:
+            veto = vetoes.pair(Said.of(replacement), Said.of(note))
         events.append(
-            Restored(note_id=rev.retired, revision_id=rev_id, **{**envelope, "eid": new_id("ev")})
+            Restored(
+                note_id=rev.retired,
+                revision_id=rev_id,
+                veto=veto,
+                **{**envelope, "eid": new_id("ev")},
+            )
         )
-    replacements = {state.revisions[r].replacement for r in undone}
-    for replacement in sorted(replacements):
-        still = [
-            r
-            for r in state.revisions.values()
-            if r.replacement == replacement and not r.undone and r.id not in undone
-        ]
-        note = state.notes.get(replacement)
-        if not still and note is not None and note.status is Status.ACTIVE:
-            events.append(Disabled(note_id=replacement, **{**envelope, "eid": new_id("ev")}))
     return events

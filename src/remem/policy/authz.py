@@ -24,6 +24,27 @@ member                       read/change own user notes; read the current
 cron / sop / webhook / task  read agent (+ own channel); write agent scope and own
                              channel; change what they wrote; no user scope
 ===========================  =====================================================
+
+Before any of these, two rules hold for every principal: an unpaired envelope
+may do nothing, and no envelope may carry a role above the **role ceiling**,
+the highest role the caller that built it may assert for anyone
+(``Memory(max_role=...)``; in-process the host's own, over HTTP a token's).
+
+What a run may learn (:func:`decide` with the ``ASSERT_ROLE``,
+``ASSERT_ARCHIVED_ROLE`` and ``LEARN_FROM`` actions) is decided here as well:
+
+====================  ===========================================================
+assert_role           the role label on a message of a live slice (``target.role``
+                      for the author ``target.created_by``; None: labelled as the
+                      agent's reply): never above the ceiling; a message by the
+                      run's own actor carries exactly the envelope's role
+assert_archived_role  the same for an archive (historical roles): the ceiling only
+learn_from            whose lines a run may learn from, into which scope: a DM run
+                      learns only from its own speaker (and reads the agent's
+                      replies for context); runs without a person (cron, sop,
+                      webhook, task, agent-only, knowledge) write no one's
+                      personal memory
+====================  ===========================================================
 """
 
 from __future__ import annotations
@@ -33,6 +54,7 @@ from enum import StrEnum
 
 from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
+from remem.errors import InvalidInput
 
 
 class Action(StrEnum):
@@ -47,15 +69,22 @@ class Action(StrEnum):
     #: erase-all is completed under the rule ``member_erasure``).
     ERASE = "erase"
     ADMINISTER = "administer"
+    ASSERT_ROLE = "assert_role"
+    ASSERT_ARCHIVED_ROLE = "assert_archived_role"
+    LEARN_FROM = "learn_from"
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What an action touches: a scope, and for existing notes who created them."""
+    """What an action touches: a scope, and for existing notes who created them.
+
+    For the learning actions: ``created_by`` is a message's author, ``role`` the role
+    its label asserts for that author."""
 
     scope: Scope
     scope_id: str | None = None
     created_by: str | None = None
+    role: Role | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +107,47 @@ def _deny(rule: str, reason: str) -> Decision:
 
 OWNER_ONLY = frozenset({Action.COMPACT})
 ADMIN_ONLY = frozenset({Action.APPOINT_STEWARDS, Action.RULES, Action.ADMINISTER})
+LEARNING = frozenset({Action.ASSERT_ROLE, Action.ASSERT_ARCHIVED_ROLE, Action.LEARN_FROM})
+
+#: Roles by how much they may do, for the role ceiling. System principals write agent-wide
+#: notes, which members may not: a caller limited to members asserts none of them.
+_RANK = {
+    Role.UNPAIRED: 0,
+    Role.MEMBER: 1,
+    Role.CRON: 2,
+    Role.SOP: 2,
+    Role.WEBHOOK: 2,
+    Role.ADMIN: 3,
+    Role.OWNER: 4,
+}
+#: Roles a ceiling may name.
+CEILINGS = (Role.OWNER, Role.ADMIN, Role.MEMBER)
+
+
+def check_ceiling(ceiling: object) -> Role:
+    """``ceiling`` if it is a role a ceiling may name, else ``InvalidInput``."""
+    if not isinstance(ceiling, Role) or ceiling not in CEILINGS:
+        raise InvalidInput(
+            f"max_role must be Role.OWNER, Role.ADMIN or Role.MEMBER, not {ceiling!r}"
+        )
+    return ceiling
+
+
+def within_ceiling(ctx: RunContext, ceiling: Role) -> Decision:
+    """Whether the envelope's role is one a caller limited to ``ceiling`` may assert
+    (checked by every ``Memory`` method, and first by :func:`decide`)."""
+    if above(ctx.role, ceiling):
+        return _deny(
+            "role_ceiling",
+            f"this host may assert roles up to {ceiling.value}; the run's role "
+            f"{ctx.role.value} is above that",
+        )
+    return _allow("within_ceiling")
+
+
+def above(role: Role, ceiling: Role) -> bool:
+    """Whether ``role`` is more than a caller limited to ``ceiling`` may assert."""
+    return _RANK[role] > _RANK[ceiling]
 
 
 def decide(
@@ -87,15 +157,21 @@ def decide(
     *,
     steward: bool = False,
     agent_writer: bool = False,
+    ceiling: Role = Role.OWNER,
 ) -> Decision:
     """Whether ``ctx`` may perform ``action`` on ``target``, with the rule that decided.
 
     ``steward``: the actor is a steward of the target channel. ``agent_writer``:
     policy's ``agent_write_access`` lists this actor or one of its roles.
+    ``ceiling``: the highest role the caller that built ``ctx`` may assert.
     """
     role = ctx.role
     if role is Role.UNPAIRED:
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
+    if above(role, ceiling):
+        return within_ceiling(ctx, ceiling)
+    if action in LEARNING:
+        return _learning(ctx, action, target, ceiling)
     if action in OWNER_ONLY:
         if role is Role.OWNER:
             return _allow("owner")
@@ -169,3 +245,40 @@ def _system(ctx: RunContext, action: Action, target: Target, agent_writer: bool)
     if target.created_by == ctx.actor:
         return _allow("system_own_note")
     return _deny("not_author", f"{ctx.role.value} runs may change only notes they wrote")
+
+
+def _learning(ctx: RunContext, action: Action, target: Target, ceiling: Role) -> Decision:
+    """The learning actions (see the module docstring); the envelope passed the ceiling."""
+    author = target.created_by
+    if action is Action.LEARN_FROM:
+        if ctx.kind is RunKind.DM and author != ctx.actor:
+            return _deny("dm_other_party", "a DM run learns only from its own speaker")
+        if target.scope is Scope.USER and ctx.role.is_system:
+            return _deny(
+                "system_no_user_scope",
+                f"{ctx.role.value} runs write no one's personal memory",
+            )
+        return _allow("learn_from")
+    label = target.role
+    own = author is not None and author == ctx.actor
+    if label is None:  # labelled as the agent's own reply: context, never learned from
+        if own and action is Action.ASSERT_ROLE:
+            return _deny(
+                "envelope_role",
+                f"a message by the run's own speaker carries the run's role "
+                f"({ctx.role.value}), not the agent's",
+            )
+        return _allow("agent_reply")
+    if above(label, ceiling):
+        return _deny(
+            "role_ceiling",
+            f"this host may assert roles up to {ceiling.value}; a message of "
+            f"{author or 'an unpaired sender'} is labelled {label.value}",
+        )
+    if action is Action.ASSERT_ROLE and own and label is not ctx.role:
+        return _deny(
+            "envelope_role",
+            f"a message by the run's own speaker carries the run's role "
+            f"({ctx.role.value}), not {label.value}: the envelope is the authority",
+        )
+    return _allow("message_role")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from remem.context import RunContext, RunKind
 from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_text
 from remem.core.projection import ScopeKey, State
+from remem.core.veto import Said, Vetoes
 from remem.policy.config import Limits
 from remem.providers.embed import numpy_available
 from remem.recall.memos import MEMO_LIMIT
@@ -128,9 +129,13 @@ def _norm(text: str, norms: dict[str, str] | None) -> str:
 
 
 def collapse(
-    notes: Sequence[Note], current: frozenset[ScopeKey], norms: dict[str, str] | None = None
+    notes: Sequence[Note],
+    current: frozenset[ScopeKey],
+    norms: dict[str, str] | None = None,
+    vetoes: Vetoes | None = None,
 ) -> tuple[list[Note], list[tuple[str, str]]]:
-    """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``).
+    """Dedupe by normalized text, then keep one note per subject (the others: ``overridden``),
+    except that a note is never overridden by one an undo vetoed against it (``vetoes``).
 
     Of several copies of one statement a pinned copy is kept, so dedupe never drops a pin
     (the unpinned copy could otherwise fall outside the budget); otherwise, and between
@@ -160,7 +165,7 @@ def collapse(
     if pinned_texts:
         order.sort(key=lambda n: not n.pinned and norm[n.id] in pinned_texts)
     seen_text: set[str] = set()
-    seen_subject: set[str] = set()
+    seen_subject: dict[str, list[Note]] = {}
     excluded = []
     for note in order:
         key = norm[note.id]
@@ -169,12 +174,22 @@ def collapse(
             continue
         seen_text.add(key)
         if note.subject is not None:
-            if note.subject in seen_subject:
+            holders = seen_subject.setdefault(note.subject, [])
+            if holders and _overridden(note, holders, vetoes):
                 excluded.append((note.id, "overridden"))
                 continue
-            seen_subject.add(note.subject)
+            holders.append(note)
         kept.append(note)
     return kept, excluded
+
+
+def _overridden(note: Note, holders: Sequence[Note], vetoes: Vetoes | None) -> bool:
+    """Whether a preferred note on the same subject overrides ``note``: any may, except
+    one an undo vetoed against it (then the restored note is recalled beside it)."""
+    if not vetoes:
+        return True
+    said = Said.of(note)
+    return any(not vetoes.forbids(Said.of(holder), said) for holder in holders)
 
 
 def apply_budget(
@@ -266,7 +281,7 @@ def prepare(
     candidates = _candidates(state, keys, tag)
     allowed, excluded = filter_candidates(candidates, ctx, policy, now)
     current = current_keys(ctx)
-    unique, collapsed = collapse(allowed, current, agent.memos.norms)
+    unique, collapsed = collapse(allowed, current, agent.memos.norms, Vetoes(state, agent.secret))
     unique.sort(key=lambda n: n.id)
     prepared = Prepared(
         versions=versions,

@@ -168,4 +168,12 @@ class Backend(Protocol):
         """
         ...
 
+    def agent_secret(self, agent: str) -> bytes:
+        """The agent's random secret for keyed hashes (32 bytes), created on first need.
+
+        Kept outside the log and the caches (never scrubbed), the same across reopening
+        and for every process using this location.
+        """
+        ...
+
     def close(self) -> None: ...

@@ -10,6 +10,7 @@
     <data>/agents/<agent>/memory.jsonl.torn-*     torn tails cut by a writer (kept; reported)
     <data>/agents/<agent>/memory.jsonl.damaged-*  lines cut by ``remem repair`` (kept)
     <data>/agents/<agent>/memory.jsonl.cleanup    a compaction's clean-up is unfinished
+    <data>/agents/<agent>/secret.key      the agent's secret for keyed hashes (0600)
 
 A compaction writes the ``.cleanup`` flag (durably) before it renames the new log
 into place and removes it once :meth:`JsonlBackend.scrub` has run; a process that
@@ -48,6 +49,7 @@ from remem.store.base import Batch, TornTail
 from remem.store.durable import ensure_dir, fsync_dir, reason
 from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
+from remem.store.secret import load_or_create_secret
 
 _RACY_NS = 2_000_000_000
 _RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -556,6 +558,10 @@ class JsonlBackend:
         if not _CACHE_NAME.match(name):
             raise InvalidInput(f"cache name {name!r} is not allowed: use [a-z0-9_]+")
         return self.agent_dir(agent) / f"{name}.cache"
+
+    def agent_secret(self, agent: str) -> bytes:
+        """``<data>/agents/<agent>/secret.key`` (mode 0600), created on first need."""
+        return load_or_create_secret(self.agent_dir(agent) / "secret.key")
 
     def close(self) -> None:
         for log in self._logs.values():
