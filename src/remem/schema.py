@@ -39,7 +39,6 @@ from enum import Enum
 from typing import Any, Union
 
 from remem.commands.execute import Reply
-from remem.commands.intents import IntentKind
 from remem.compaction import CompactionReport
 from remem.core import events
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
@@ -278,53 +277,7 @@ _TRACE_SCHEMA = _object(
 )
 
 
-def _dump_prompt(p: Prompt) -> dict[str, Any]:
-    return {
-        "system": p.system,
-        "input": p.input,
-        "run_id": p.run_id,
-        "recall": _dump_recall(p.recall),
-    }
-
-
-def _load_prompt(d: dict[str, Any]) -> Prompt:
-    return Prompt(d["system"], d["input"], d["run_id"], _load_recall(d["recall"]))
-
-
-_PROMPT_SCHEMA = _object({"system": _STR, "input": _STR, "run_id": _STR, "recall": _ref("Recall")})
-
 # -- conversation and formation --------------------------------------------------------
-
-
-def _dump_reply(r: Reply) -> dict[str, Any]:
-    return {
-        "text": r.text,
-        "intent": r.intent.value,
-        "notices": list(r.notices),
-        "notes": [n.to_dict() for n in r.notes],
-    }
-
-
-def _load_reply(d: dict[str, Any]) -> Reply:
-    return Reply(d["text"], IntentKind(d["intent"]), list(d["notices"]), _notes(d["notes"]))
-
-
-_REPLY_SCHEMA = _object(
-    {"text": _STR, "intent": _enum(IntentKind), "notices": _STRS, "notes": _NOTES}
-)
-
-
-def _dump_dropped(d: Dropped) -> dict[str, Any]:
-    return {"text": d.text, "author": d.author, "category": d.category, "message_id": d.message_id}
-
-
-def _load_dropped(d: dict[str, Any]) -> Dropped:
-    return Dropped(d["text"], d["author"], d["category"], d["message_id"])
-
-
-_DROPPED_SCHEMA = _object(
-    {"text": _STR, "author": _OPT_STR, "category": _STR, "message_id": _OPT_STR}
-)
 
 
 def _dump_learn(r: LearnReport) -> dict[str, Any]:
@@ -333,7 +286,7 @@ def _dump_learn(r: LearnReport) -> dict[str, Any]:
         "learned": [n.to_dict() for n in r.learned],
         "pending": [n.to_dict() for n in r.pending],
         "reinforced": [n.to_dict() for n in r.reinforced],
-        "dropped": [{"item": _dump_dropped(item), "reason": why} for item, why in r.dropped],
+        "dropped": [{"item": to_json(item), "reason": why} for item, why in r.dropped],
         "classifier": r.classifier,
         "degraded": list(r.degraded),
     }
@@ -345,7 +298,7 @@ def _load_learn(d: dict[str, Any]) -> LearnReport:
         learned=_notes(d["learned"]),
         pending=_notes(d["pending"]),
         reinforced=_notes(d["reinforced"]),
-        dropped=[(_load_dropped(x["item"]), str(x["reason"])) for x in d["dropped"]],
+        dropped=[(_load(Dropped, x["item"]), str(x["reason"])) for x in d["dropped"]],
         classifier=d["classifier"],
         degraded=list(d["degraded"]),
     )
@@ -378,46 +331,7 @@ _REVISION_SCHEMA = _object(
 )
 
 
-def _dump_merge(g: MergeGroup) -> dict[str, Any]:
-    return {"sources": [n.to_dict() for n in g.sources], "text": g.text}
-
-
-def _load_merge(d: dict[str, Any]) -> MergeGroup:
-    return MergeGroup(_notes(d["sources"]), d["text"])
-
-
-def _dump_consolidation(r: ConsolidationReport) -> dict[str, Any]:
-    return {
-        "run_id": r.run_id,
-        "dry_run": r.dry_run,
-        "groups": [_dump_merge(g) for g in r.groups],
-        "merged": [n.to_dict() for n in r.merged],
-    }
-
-
-def _load_consolidation(d: dict[str, Any]) -> ConsolidationReport:
-    groups = [_load_merge(g) for g in d["groups"]]
-    return ConsolidationReport(d["run_id"], bool(d["dry_run"]), groups, _notes(d["merged"]))
-
-
-_CONSOLIDATION_SCHEMA = _object(
-    {
-        "run_id": _STR,
-        "dry_run": {"type": "boolean"},
-        "groups": _array(_ref("MergeGroup")),
-        "merged": _NOTES,
-    }
-)
-
 # -- writes, compaction, policy ---------------------------------------------------------
-
-
-def _dump_written(w: Written) -> dict[str, Any]:
-    return {"note": w.note.to_dict(), "ops": list(w.ops), "receipt": w.receipt}
-
-
-def _load_written(d: dict[str, Any]) -> Written:
-    return Written(_load_note(d["note"]), tuple(d["ops"]), d["receipt"])
 
 
 def _load_compaction(d: dict[str, Any]) -> CompactionReport:
@@ -439,50 +353,6 @@ _COMPACTION_SCHEMA = _object(
         "files_removed": _STRS,
     }
 )
-
-
-def _dump_policy_change(c: PolicyChange) -> dict[str, Any]:
-    return {
-        "stored": copy.deepcopy(c.stored),
-        "effective": copy.deepcopy(c.effective),
-        "notices": list(c.notices),
-    }
-
-
-def _load_policy_change(d: dict[str, Any]) -> PolicyChange:
-    return PolicyChange(
-        copy.deepcopy(d["stored"]), copy.deepcopy(d["effective"]), list(d["notices"])
-    )
-
-
-_POLICY_CHANGE_SCHEMA = _object(
-    {
-        "stored": _ANY_OBJECT,
-        "effective": {"type": "object", "additionalProperties": _ANY_OBJECT},
-        "notices": _STRS,
-    }
-)
-_SETS = {"kinds": Kind, "agent_write_access": str}
-
-
-def _dump_limits(limits: Limits) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(Limits):
-        value = getattr(limits, f.name)
-        out[f.name] = sorted(str(v) for v in value) if f.name in _SETS else value
-    return out
-
-
-def _load_limits(d: dict[str, Any]) -> Limits:
-    values = {f.name: d[f.name] for f in dataclasses.fields(Limits)}
-    for name, convert in _SETS.items():
-        values[name] = frozenset(convert(v) for v in values[name])
-    return Limits(**values)
-
-
-def _limits_schema() -> dict[str, Any]:
-    hints = typing.get_type_hints(Limits)
-    return _object({f.name: _schema_of(hints[f.name]) for f in dataclasses.fields(Limits)})
 
 
 # -- events ----------------------------------------------------------------------------
@@ -517,26 +387,39 @@ def _register(
     FORMS[cls] = Form(cls.__name__, dump, load, schema)
 
 
+def _register_fields(cls: type) -> None:
+    """The form of a plain result dataclass: one key per field, each value in its own form
+    (the forms its fields name must be registered first)."""
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+
+    def dump(obj: Any) -> dict[str, Any]:
+        return {name: to_json(getattr(obj, name)) for name in names}
+
+    def load(data: dict[str, Any]) -> Any:
+        return cls(**{name: _load(hints[name], data[name]) for name in names})
+
+    _register(cls, dump, load, _object({name: _schema_of(hints[name]) for name in names}))
+
+
 _register(Source, Source.to_dict, Source.from_dict, _SOURCE_SCHEMA)
 _register(Note, Note.to_dict, _load_note, _NOTE_SCHEMA)
 _register(Recall, _dump_recall, _load_recall, _RECALL_SCHEMA)
 _register(Trace, Trace.to_dict, Trace.from_dict, _TRACE_SCHEMA)
-_register(Prompt, _dump_prompt, _load_prompt, _PROMPT_SCHEMA)
-_register(Reply, _dump_reply, _load_reply, _REPLY_SCHEMA)
-_register(Dropped, _dump_dropped, _load_dropped, _DROPPED_SCHEMA)
-_register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)
 _register(Revision, Revision.to_dict, Revision.from_dict, _REVISION_SCHEMA)
-_register(MergeGroup, _dump_merge, _load_merge, _object({"sources": _NOTES, "text": _STR}))
-_register(ConsolidationReport, _dump_consolidation, _load_consolidation, _CONSOLIDATION_SCHEMA)
 _register(CompactionReport, CompactionReport.to_dict, _load_compaction, _COMPACTION_SCHEMA)
-_register(PolicyChange, _dump_policy_change, _load_policy_change, _POLICY_CHANGE_SCHEMA)
-_register(
+for _cls in (
+    Prompt,
+    Reply,
+    Dropped,
+    MergeGroup,
+    ConsolidationReport,
+    PolicyChange,
     Written,
-    _dump_written,
-    _load_written,
-    _object({"note": _ref("Note"), "ops": _STRS, "receipt": _STR}),
-)
-_register(Limits, _dump_limits, _load_limits, _limits_schema())
+    Limits,
+):
+    _register_fields(_cls)
+_register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)
 _register(events.Event, events.to_dict, events.from_dict, _event_union())
 
 
@@ -572,7 +455,9 @@ def to_json(obj: Any) -> Any:
         return obj.value
     if isinstance(obj, datetime):
         return format_ts(obj)
-    if isinstance(obj, list | tuple | set | frozenset):
+    if isinstance(obj, set | frozenset):  # sorted: one text for one value
+        return sorted(to_json(v) for v in obj)
+    if isinstance(obj, list | tuple):
         return [to_json(v) for v in obj]
     if isinstance(obj, dict):
         return {str(k): to_json(v) for k, v in obj.items()}
