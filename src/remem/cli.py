@@ -19,38 +19,24 @@ from remem.context import RunContext
 from remem.core.events import Event, to_dict
 from remem.core.model import Note
 from remem.core.text import display
-from remem.errors import (
-    ConfigError,
-    Conflict,
-    Denied,
-    InvalidInput,
-    NotFound,
-    Rejected,
-    RememError,
-    StoreError,
-)
+from remem.error_table import ERROR_TABLE
+from remem.error_table import exit_code as _table_exit_code
+from remem.errors import InvalidInput, NotFound, RememError
+from remem.schema import to_json
 from remem.service import Memory
 
-#: One table from error class to exit code (most specific first).
+#: Error class → exit code, most specific first: read from the one table every adapter
+#: shares (:data:`remem.error_table.ERROR_TABLE`).
 EXIT_CODES: list[tuple[type[RememError], int]] = [
-    (InvalidInput, 2),
-    (Denied, 3),
-    (Rejected, 4),
-    (NotFound, 5),
-    (Conflict, 6),
-    (ConfigError, 7),
-    (StoreError, 8),
-    (RememError, 1),
+    (cls, row.exit_code)
+    for cls, row in sorted(ERROR_TABLE.items(), key=lambda item: -len(item[0].__mro__))
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def exit_code(error: RememError) -> int:
-    for cls, code in EXIT_CODES:
-        if isinstance(error, cls):
-            return code
-    return 1
+    return _table_exit_code(error)
 
 
 def handle_errors(func: F) -> F:
@@ -86,7 +72,8 @@ def warn_repairs() -> None:
 
 
 def emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """Print a result's JSON form (:mod:`remem.schema`); plain JSON values as they are."""
+    click.echo(json.dumps(to_json(value), indent=2, ensure_ascii=False))
 
 
 def note_line(note: Note) -> str:

@@ -35,7 +35,7 @@ def revisions_ls(obj: Ctx, agent: str, as_json: bool) -> None:
     """
     revs = obj.mem.revisions(RunContext.owner(agent))
     if as_json:
-        emit_json([r.to_dict() for r in revs])
+        emit_json(revs)
         return
     for rev in revs:
         state = "undone" if rev.undone else "in force"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from remem.cli import Ctx, emit_json, event_line, handle_errors, main, note_line, pass_ctx
-from remem.core.events import to_dict
 from remem.core.text import display
+from remem.schema import to_json
 
 
 @main.command("ls")
@@ -48,7 +48,7 @@ def ls_cmd(
         )
     _warn_awaiting_erasure(obj, agents)
     if as_json:
-        emit_json([n.to_dict() for n in notes])
+        emit_json(notes)
         return
     if not notes:
         click.echo("no notes")
@@ -78,9 +78,9 @@ def show_cmd(obj: Ctx, note_id: str, as_json: bool) -> None:
     """
     _, note = obj.locate(note_id)
     if as_json:
-        emit_json(note.to_dict())
+        emit_json(note)
         return
-    for key, value in note.to_dict().items():
+    for key, value in to_json(note).items():
         click.echo(f"{key:>13}: {display(value)}")
 
 
@@ -99,7 +99,7 @@ def history_cmd(obj: Ctx, note_id: str, as_json: bool) -> None:
     ctx, _ = obj.locate(note_id)
     events = obj.mem.history(ctx, note_id)
     if as_json:
-        emit_json([to_dict(e) for e in events])
+        emit_json(events)
         return
     for event in events:
         click.echo(event_line(event))
@@ -199,7 +199,7 @@ def compact_cmd(obj: Ctx, agent: str | None, as_json: bool) -> None:
     """
     reports = [obj.mem.compact(obj.owner(a)) for a in ([agent] if agent else obj.mem.agents())]
     if as_json:
-        emit_json([r.to_dict() for r in reports])
+        emit_json(reports)
         return
     for rep in reports:
         click.echo(

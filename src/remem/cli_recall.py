@@ -50,15 +50,7 @@ def recall_cmd(
     ctx = _preview_context(agent, dm_channel, user, channel)
     result = obj.mem.recall(ctx, query, max_chars=max_chars, tag=tag)
     if as_json:
-        emit_json(
-            {
-                "run_id": result.run_id,
-                "retrieval": result.retrieval,
-                "notes": [n.to_dict() for n in result.notes],
-                "text": result.text,
-                "rules": result.rules,
-            }
-        )
+        emit_json(result)  # run_id, retrieval, notes, text, rules (and scores)
         return
     if result.rules:
         click.echo("--- rules (system prompt) ---")
@@ -116,7 +108,7 @@ def explain_cmd(obj: Ctx, run_id: str, agent: str | None, as_json: bool) -> None
         except NotFound:
             continue
         if as_json:
-            emit_json(trace.to_dict())
+            emit_json(trace)
             return
         click.echo(display(f"run {trace.run_id} of {trace.agent} at {trace.ts} ({trace.run_kind})"))
         click.echo(display(f"  actor {trace.actor} ({trace.role}) in {trace.channel}"))
@@ -211,7 +203,7 @@ def review_cmd(obj: Ctx, agent: str | None, as_json: bool) -> None:
     for name in [agent] if agent else obj.mem.agents():
         notes.extend(obj.mem.pending(RunContext.owner(name)))
     if as_json:
-        emit_json([n.to_dict() for n in notes])
+        emit_json(notes)
         return
     click.echo("\n".join(note_line(n) for n in notes) if notes else "nothing awaits review")
 

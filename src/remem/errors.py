@@ -15,10 +15,13 @@ message that says what was wrong and how to fix it::
           ├── CorruptLog       a bad line inside a log (fail closed)
           └── UnsupportedLog   a log written by a newer version of remem
 
-Interfaces (CLI, HTTP) map these to exit codes / statuses in one table each.
+Every interface (CLI, HTTP, MCP) maps these to its exit code, status or error code
+through the one table in :mod:`remem.error_table`, which also builds the error body.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class RememError(Exception):
@@ -61,9 +64,18 @@ class NotFound(RememError):
 
 
 class Conflict(RememError):
-    """The note changed since the version the caller read."""
+    """The note changed since the version the caller read.
+
+    ``current`` is the note as it is now (a :class:`remem.Note`, which the caller may
+    see), so a host can show it or retry against its ``version``; ``None`` when unknown.
+    """
 
     code = "conflict"
+
+    def __init__(self, message: str, current: Any = None) -> None:
+        # Typed Any, not Note: this module stays a leaf that imports nothing from remem.
+        super().__init__(message)
+        self.current = current
 
 
 class InvalidInput(RememError):

@@ -334,7 +334,8 @@ class Memory:
             if if_version is not None and note.version != if_version:
                 raise Conflict(
                     f"note {note_id} is at version {note.version}, not {if_version}; "
-                    "read it again and retry"
+                    "read it again and retry",
+                    current=note,
                 )
             if note.status not in allowed_set:
                 raise InvalidInput(

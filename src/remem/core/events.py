@@ -216,6 +216,13 @@ def _layout(cls: type[Event]) -> tuple[tuple[str, str, bool], ...]:
     )
 
 
+def stored_fields(cls: type[Event]) -> tuple[tuple[str, str, bool], ...]:
+    """The JSON form's layout of event class ``cls``: (attribute, key, kept when None) per
+    field, in order (every other field is left out when it is None). For
+    :mod:`remem.schema`, which derives each event's JSON Schema from it."""
+    return _layout(cls)
+
+
 #: Conversions by exact type (a lookup per field instead of a chain of isinstance checks);
 #: the common plain types are stored as they are, anything else (a subclass of datetime
 #: from a test clock, say) takes :func:`_encode_value`.

@@ -160,7 +160,8 @@ class Note:
         return 'Noted — ask "what do you remember about me?" to see or change what I remember.'
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (used by ``--json`` and adapters)."""
+        """The note's one JSON form (``--json``, adapters); :mod:`remem.schema` reads it back
+        and holds its JSON Schema."""
         return {
             "id": self.id,
             "agent": self.agent,
@@ -182,6 +183,7 @@ class Note:
             "version": self.version,
             "evidence": self.evidence,
             "superseded_by": self.superseded_by,
+            "last_change": self.last_change,
         }
 
     def evolve(self, **changes: Any) -> Note:

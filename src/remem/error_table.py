@@ -1,0 +1,148 @@
+"""One table from each :class:`~remem.errors.RememError` to what every adapter answers,
+and the one error body they all send.
+
+=================  =====  ======  ========  ==================================================
+error              exit   HTTP    JSON-RPC  why
+=================  =====  ======  ========  ==================================================
+InvalidInput       2      422     -32602    a malformed argument: JSON-RPC's "invalid params"
+Denied             3      403     -32001    authenticated, but the rule in ``rule`` refuses
+Rejected           4      422     -32004    write policy refused the content (``reason``)
+NotFound           5      404     -32002    MCP's own code for a resource that is not there
+Conflict           6      409     -32003    stale ``if_version``; the body holds ``current``
+ConfigError        7      500     -32005    the operator's remem.toml is broken (see below)
+StoreError         8      503     -32006    the store cannot be used now (disk, lock, fsync)
+CorruptLog         8      503     -32006    a damaged log: the store fails closed
+UnsupportedLog     8      503     -32006    a log from a newer remem
+RememError         1      500     -32000    anything else remem raised on purpose
+=================  =====  ======  ========  ==================================================
+
+``ConfigError`` is 500, not 503: it comes only from the operator's policy file (a
+caller's bad policy value is ``InvalidInput``), it does not clear by waiting, and a 503
+would invite clients to retry a request that cannot succeed until someone edits the
+file. Store trouble is 503 because it may clear (a lock released, space freed).
+
+JSON-RPC codes: -32602 is the specification's "invalid params"; -32002 is what MCP
+uses for a resource that is not found; the others are in the range JSON-RPC leaves to
+the server (-32000 to -32099).
+
+The body (:func:`error_body`) is ``{"code", "message"}`` plus ``rule`` for ``Denied``,
+``reason`` for ``Rejected`` and ``current`` (the note's JSON form, see
+:mod:`remem.schema`) for a ``Conflict`` that knows the current note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from remem.errors import (
+    ConfigError,
+    Conflict,
+    CorruptLog,
+    Denied,
+    InvalidInput,
+    NotFound,
+    Rejected,
+    RememError,
+    StoreError,
+    UnsupportedLog,
+)
+from remem.schema import DIALECT, definitions, to_json
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorMapping:
+    """What each adapter answers for one error class."""
+
+    exit_code: int
+    http_status: int
+    rpc_code: int
+
+
+#: Every error class remem defines, with its answers (see the module docstring).
+ERROR_TABLE: dict[type[RememError], ErrorMapping] = {
+    InvalidInput: ErrorMapping(2, 422, -32602),
+    Denied: ErrorMapping(3, 403, -32001),
+    Rejected: ErrorMapping(4, 422, -32004),
+    NotFound: ErrorMapping(5, 404, -32002),
+    Conflict: ErrorMapping(6, 409, -32003),
+    ConfigError: ErrorMapping(7, 500, -32005),
+    StoreError: ErrorMapping(8, 503, -32006),
+    CorruptLog: ErrorMapping(8, 503, -32006),
+    UnsupportedLog: ErrorMapping(8, 503, -32006),
+    RememError: ErrorMapping(1, 500, -32000),
+}
+
+
+def mapping_for(error: RememError | type[RememError]) -> ErrorMapping:
+    """The row of ``error``'s class, or of its nearest listed base class."""
+    cls = error if isinstance(error, type) else type(error)
+    for base in cls.__mro__:
+        row = ERROR_TABLE.get(base)
+        if row is not None:
+            return row
+    return ERROR_TABLE[RememError]
+
+
+def exit_code(error: RememError) -> int:
+    return mapping_for(error).exit_code
+
+
+def http_status(error: RememError) -> int:
+    return mapping_for(error).http_status
+
+
+def rpc_code(error: RememError) -> int:
+    return mapping_for(error).rpc_code
+
+
+def error_body(error: RememError) -> dict[str, Any]:
+    """The one error body: ``{"code", "message"}``, plus ``rule`` (Denied), ``reason``
+    (Rejected) and ``current`` (Conflict) where they apply."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if isinstance(error, Denied) and error.rule:
+        body["rule"] = error.rule
+    if isinstance(error, Rejected):
+        body["reason"] = error.reason
+    if isinstance(error, Conflict) and error.current is not None:
+        body["current"] = to_json(error.current)
+    return body
+
+
+def error_body_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) every :func:`error_body` validates against."""
+    codes = sorted({cls.code for cls in _error_classes()})
+    return {
+        "$schema": DIALECT,
+        "title": "Error",
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "enum": codes},
+            "message": {"type": "string"},
+            "rule": {"type": "string"},
+            "reason": {"type": "string"},
+            "current": {"$ref": "#/$defs/Note"},
+        },
+        "required": ["code", "message"],
+        "additionalProperties": False,
+        "$defs": definitions(),
+    }
+
+
+def _error_classes() -> list[type[RememError]]:
+    out: list[type[RememError]] = [RememError]
+    for cls in out:
+        out.extend(c for c in cls.__subclasses__() if c not in out)
+    return out
+
+
+__all__ = [
+    "ERROR_TABLE",
+    "ErrorMapping",
+    "error_body",
+    "error_body_schema",
+    "exit_code",
+    "http_status",
+    "mapping_for",
+    "rpc_code",
+]
