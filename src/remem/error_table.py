@@ -41,6 +41,7 @@ from remem.errors import (
     CorruptLog,
     Denied,
     InvalidInput,
+    NotDurable,
     NotFound,
     Rejected,
     RememError,
@@ -70,6 +71,7 @@ ERROR_TABLE: dict[type[RememError], ErrorMapping] = {
     StoreError: ErrorMapping(8, 503, -32006),
     CorruptLog: ErrorMapping(8, 503, -32006),
     UnsupportedLog: ErrorMapping(8, 503, -32006),
+    NotDurable: ErrorMapping(8, 503, -32006),
     RememError: ErrorMapping(1, 500, -32000),
 }
 

@@ -13,7 +13,8 @@ message that says what was wrong and how to fix it::
      ├── ConfigError     remem.toml is malformed or names an unknown key
      └── StoreError      the data directory or log cannot be used
           ├── CorruptLog       a bad line inside a log (fail closed)
-          └── UnsupportedLog   a log written by a newer version of remem
+          ├── UnsupportedLog   a log written by a newer version of remem
+          └── NotDurable       a new directory could not be made durable (writes stop)
 
 Every interface (CLI, HTTP, MCP) maps these to its exit code, status or error code
 through the one table in :mod:`remem.error_table`, which also builds the error body.
@@ -119,3 +120,10 @@ class UnsupportedLog(StoreError):
     """A log record was written by a newer remem than this one."""
 
     code = "unsupported"
+
+
+class NotDurable(StoreError):
+    """A new directory was made but its parent's ``fsync`` failed: a crash may lose it.
+    The log in it takes no more writes until the store is reopened."""
+
+    code = "not_durable"

@@ -263,7 +263,7 @@ _TRACE_SCHEMA = _object(
         "actor": _OPT_STR,
         "role": _STR,
         "channel": _OPT_STR,
-        "query": _STR,
+        "query_chars": {"type": "integer", "minimum": 0},
         "retrieval": _STR,
         "scopes": _STRS,
         "selected": _array(

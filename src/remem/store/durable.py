@@ -13,13 +13,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from remem.errors import StoreError
+from remem.errors import NotDurable, StoreError
 from remem.store import syscalls
-
-
-class NotDurable(StoreError):
-    """A new directory was made but its parent's ``fsync`` failed: a crash may lose it.
-    The log in it takes no more writes until the store is reopened."""
 
 
 def reason(exc: OSError) -> str:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from remem.errors import StoreError
 from remem.store import syscalls
-from remem.store.durable import NotDurable, ensure_dir, reason
+from remem.errors import NotDurable
+from remem.store.durable import ensure_dir, reason
 
 
 class LockFile:
