@@ -51,7 +51,7 @@ from remem.formation.classify import Classifier, RuleClassifier
 from remem.policy.authz import Action, Decision, Target, decide
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
-from remem.policy.guard import check_note_text
+from remem.policy.guard import check_note_text, check_rule_text
 from remem.store.base import Backend
 from remem.store.open import open_backend
 from remem.writes import commit_plan, plan_remember
@@ -602,6 +602,7 @@ class Memory:
                 "Shorten it or split it into several rules",
                 reason="too_long",
             )
+        check_rule_text(name, content)
         self.backend.write_rule(ctx.agent, name, content)
 
     # -- formation and belief revision (see remem.formation) ---------------------------

@@ -3,8 +3,8 @@ accounts (IBAN, labelled account and routing numbers) and government ids.
 
 Each detector pairs a cheap trigger pattern with a confirm function that checks
 what a stray number cannot pass by chance: the Luhn digit and an issuer prefix
-for cards, the ISO 13616 mod-97 checksum and the country's length for IBANs, the
-ABA checksum for US routing numbers, a label for everything else. They run on
+for cards, the country's length and the ISO 13616 mod-97 checksum for IBANs, a
+bank label for other account numbers, a label for government ids. They run on
 note text, never on ids (a platform's numeric ids pass Luhn one time in ten).
 """
 
@@ -15,9 +15,13 @@ import re
 from remem.policy.token_shape import wordset
 
 __all__ = [
+    "BANK_ACCOUNT_TRIGGER",
     "CARD_TRIGGER",
+    "IBAN_TRIGGER",
     "NATIONAL_ID_TRIGGER",
+    "has_bank_account",
     "has_card_number",
+    "has_iban",
     "has_national_id",
 ]
 
@@ -87,3 +91,80 @@ _NATIONAL_ID = re.compile(
 def has_national_id(text: str) -> bool:
     """A social security or passport number stated with its label."""
     return _NATIONAL_ID.search(text) is not None
+
+
+# IBAN (ISO 13616): country code, two check digits, the national account number
+# (BBAN); the whole passes mod 97 == 1 with letters as 10..35 and the first four
+# characters moved to the end. Lengths per country from the SWIFT IBAN registry.
+_IBAN_LENGTHS = {
+    **dict.fromkeys(("NO",), 15),
+    **dict.fromkeys(("BE",), 16),
+    **dict.fromkeys(("DK", "FI", "FK", "FO", "GL", "NL", "SD"), 18),
+    **dict.fromkeys(("MK", "SI"), 19),
+    **dict.fromkeys(("AT", "BA", "EE", "KZ", "LT", "LU", "MN", "XK"), 20),
+    **dict.fromkeys(("CH", "HR", "LI", "LV"), 21),
+    **dict.fromkeys(("BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"), 22),
+    **dict.fromkeys(("AE", "GI", "IL", "IQ", "OM", "SO", "TL"), 23),
+    **dict.fromkeys(("AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"), 24),
+    **dict.fromkeys(("LY", "PT", "ST"), 25),
+    **dict.fromkeys(("IS", "TR"), 26),
+    **dict.fromkeys(("BI", "DJ", "FR", "GR", "IT", "MC", "MR", "SM"), 27),
+    **dict.fromkeys(("AL", "AZ", "BY", "CY", "DO", "GT", "HU", "LB", "NI", "PL", "SV"), 28),
+    **dict.fromkeys(("BR", "EG", "PS", "QA", "UA"), 29),
+    **dict.fromkeys(("JO", "KW", "MU", "YE"), 30),
+    **dict.fromkeys(("MT", "SC"), 31),
+    **dict.fromkeys(("LC",), 32),
+    **dict.fromkeys(("RU",), 33),
+}
+#: Where an IBAN may start: a country code and two check digits, not inside a word
+#: (written digits first: a pattern that starts with a digit class scans fastest).
+IBAN_TRIGGER = r"\d\d(?<=[A-Za-z]{2}\d\d)(?<![A-Za-z0-9][A-Za-z]{2}\d\d)[ -]?[A-Za-z0-9]{2}"
+_IBAN_START = re.compile(IBAN_TRIGGER)
+
+
+def _iban_at(text: str, start: int) -> bool:
+    """Whether a valid IBAN begins at ``start``: the country's length of letters and
+    digits, single spaces or hyphens between them allowed, then the end of a token."""
+    country = text[start : start + 2].upper()
+    length = _IBAN_LENGTHS.get(country)
+    if length is None:
+        return False
+    chars: list[str] = []
+    i = start
+    while i < len(text) and len(chars) < length:
+        ch = text[i]
+        if ch.isascii() and ch.isalnum():
+            chars.append(ch.upper())
+        elif not (ch in " -" and chars and i + 1 < len(text) and text[i + 1].isalnum()):
+            return False
+        i += 1
+    if len(chars) < length or (i < len(text) and text[i].isalnum()):
+        return False
+    iban = "".join(chars)
+    if not iban[2:4].isdigit():
+        return False
+    return int("".join(str(int(c, 36)) for c in iban[4:] + iban[:4])) % 97 == 1
+
+
+def has_iban(text: str) -> bool:
+    """An IBAN that passes its country's length and the mod-97 checksum."""
+    return any(_iban_at(text, m.start() - 2) for m in _IBAN_START.finditer(text))
+
+
+# Other bank account numbers: a labelled account number next to a bank routing
+# label (sort code, routing/ABA number, BSB, transit, SWIFT/BIC) or named a bank,
+# checking or savings account. "AWS account 123456789012" has no such label.
+BANK_ACCOUNT_TRIGGER = r"(?i:\b(?:account|acct|a/c)\b)"
+_BANK_ACCOUNT = re.compile(
+    r"(?i)\b(?:account|acct|a/c)\.?(?:\s+(?:number|no\.?|num|#))?\s*(?:is|:|=|-)?\s*#?"
+    r"(?<![\d-])(?P<num>\d(?:[ -]?\d){5,16})(?![\d-])"
+)
+_BANK_LABEL = re.compile(
+    r"(?i)\b(?:sort[ -]?code|routing|aba|rtn|bsb|transit|swift|bic|iban|bank|banking"
+    r"|checking|chequing|savings|current account|wire|direct deposit|payee)\b"
+)
+
+
+def has_bank_account(text: str) -> bool:
+    """An account number stated with a bank label somewhere in the note."""
+    return _BANK_LABEL.search(text) is not None and _BANK_ACCOUNT.search(text) is not None

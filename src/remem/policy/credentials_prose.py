@@ -14,7 +14,14 @@ import re
 
 from remem.policy.token_shape import strong, wordset
 
-__all__ = ["CONNECTOR_WORDS", "PASSWORD_TRIGGER", "has_password"]
+__all__ = [
+    "CONNECTOR_WORDS",
+    "LOGIN_PAIR_NEEDLES",
+    "LOGIN_PAIR_TRIGGER",
+    "PASSWORD_TRIGGER",
+    "has_login_pair",
+    "has_password",
+]
 
 # Passwords, PINs and codes stated in prose. A keyword ("password", "PIN",
 # "door code" ...), an optional "for the staging db" filler, an optional
@@ -137,3 +144,118 @@ def has_password(text: str) -> bool:
     if any(_set_value_ok(m) for m in _PASSWORD_SET.finditer(text)):
         return True
     return any(strong(m["val"]) for m in _PASSWORD_BEFORE.finditer(text))
+
+
+# A user name stated together with its password. Three shapes, each a regex for
+# candidates and a value check, because "user name and password are required" and
+# "login page / password field" have the same shape as a real pair.
+_LOGIN_WORDS = (
+    r"user(?:[ _-]?name)?s?|login|log-?in|user[ _-]?id|account|acct|e-?mail|sign[ -]?in|usr"
+    r"|uid|u/n|handle"
+)
+_PAIR_PW_WORDS = r"pass(?:word|wd|phrase|code)?|pwd|pw|p/w"
+_FILLER = r"(?:\s+(?:for|to|on|of|at|in|into)\s+(?:(?:the|my|his|her|their|our|a|an)\s+)?[\w.'-]+)?"
+_VALUE_CONN = r"\s*(?:[:=]|\b(?:is|was|are|were)\b)?\s*"
+_QUOTED_VALUE = r"[\"'`“‘]?(?P<val>[^\s\"'`“”‘’,;]+)"
+# "username alice password tulips", "the account is ops@acme.io with password rainbow"
+_PAIR_SPELLED = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])(?:{_LOGIN_WORDS})(?![A-Za-z0-9]){_FILLER}"
+    r"\s*(?:[:=]|\b(?:is|was|as)\b)?\s*[\"'`“‘]?(?P<user>[^\s,;/\"'`“”‘’]+)[\"'`”’]?"
+    r"[\s,;/|&+]*(?:(?:and|with|plus|pass)\s+)?(?:(?:the|a|its|her|his|their|my)\s+)?"
+    rf"(?<![A-Za-z0-9])(?:{_PAIR_PW_WORDS})(?![A-Za-z0-9]){_VALUE_CONN}{_QUOTED_VALUE}"
+)
+# "the router login is admin/admin", "creds: qa / Tr0ub4dor", "login for the wiki: guest:guest"
+_PAIR_JOINED = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(?:user[ _-]?name|login|log-?in|log ?on|sign[ -]?in|cred(?:ential)?s)"
+    rf"(?![A-Za-z0-9]){_FILLER}\s*(?:[:=]|\b(?:is|are|was|were)\b)\s*"
+    r"(?P<user>[\w.@+-]{2,64})\s?[/:]\s?(?P<val>[^\s/:,;]{3,64})(?![/\w])"
+)
+# "use admin:changeme to log into grafana": user:password written as one token.
+_PAIR_TOKEN = re.compile(
+    r"(?<![\w/:.@-])(?P<user>[a-z0-9][\w.@+-]{1,63}):(?P<val>[^\s/:@,;]{3,64})"
+)
+_LOGIN_NEAR = re.compile(
+    r"(?i)\b(?:log(?:s|ged|ging)?[ -]?(?:in(?:to)?|on)|sign(?:s|ed|ing)?[ -]?in(?:to)?"
+    r"|credentials?|creds|user ?name)\b"
+)
+# "log in as jdoe with Winter2024!", "signs in to the NAS as admin with password swordfish"
+_PAIR_AS_WITH = re.compile(
+    r"(?i)\b(?:log(?:s|ged|ging)?[ -]?in(?:to)?|sign(?:s|ed|ing)?[ -]?in(?:to)?)"
+    r"(?:\s+(?:to|on|at)\s+(?:the\s+)?[\w.'-]+)?\s+as\s+[\"'`]?(?P<user>[^\s,;\"'`]+)[\"'`]?"
+    rf"\s+(?:with|using|and|pw|pass)\s+(?:(?:the\s+)?(?P<pw>{_PAIR_PW_WORDS})\s*(?:[:=]|is)?\s*)?"
+    rf"{_QUOTED_VALUE}"
+)
+# Words that can stand where a user name or password would, in talk about logins.
+_NOT_A_CREDENTIAL = _NOT_A_VALUE | wordset(
+    """
+    field fields form page pages prompt screen box dialog flow flows reset resets manager
+    managers policy policies rules rule hint hints change changes expiry rotation vault
+    vaults login logins user users username usernames account accounts email emails
+    password passwords pass passwd pwd pw credentials creds sso saml oauth ldap okta google
+    github microsoft apple passkey passkeys yubikey 2fa mfa totp otp kerberos biometrics
+    details info information combination combo setup settings access auth protected
+    based only-login name names id ids address addresses handle handles portal
+    """
+)
+
+
+def _credential_word(value: str) -> bool:
+    """A word that talks about logins rather than being a user name or password."""
+    return value.lower().strip(".!?:)]}>") in _NOT_A_CREDENTIAL
+
+
+def _pair_value_ok(user: str, val: str) -> bool:
+    val = val.rstrip(".!?:)]}>")
+    if not val or not user or _PLACEHOLDER_VALUE.match(val) or _PLACEHOLDER_VALUE.match(user):
+        return False
+    return not (_credential_word(user) or _credential_word(val) or "://" in val)
+
+
+def _joined_ok(user: str, val: str) -> bool:
+    """``user/password`` written as one: a chosen-looking password, or a user name as
+    the password (``admin/admin``); "Google/GitHub" and "frontend/backend" are not."""
+    if not _pair_value_ok(user, val) or (val.isdigit() and user.isdigit()):
+        return False
+    if user.lower() == val.lower():
+        return True
+    username_like = user[0].islower() or user[0].isdigit()
+    return username_like and (strong(val) or not val.isalpha())
+
+
+def has_login_pair(text: str) -> bool:
+    """A user name stated with its password ("login is bob and the password is hunter2").
+
+    Each shape is tried only when the characters it needs occur (a password word, a
+    ``/`` or ``:``, " as "): most notes that mention a login hold none of them."""
+    lower = text.lower()
+    spelled = "pass" in lower or "pw" in lower or "p/w" in lower
+    pairs = _PAIR_SPELLED.finditer(text) if spelled else ()
+    if any(_pair_value_ok(m["user"], m["val"]) for m in pairs):
+        return True
+    if "/" in text or ":" in text:
+        if any(_joined_ok(m["user"], m["val"]) for m in _PAIR_JOINED.finditer(text)):
+            return True
+        if ":" in text and _LOGIN_NEAR.search(text):
+            pairs = _PAIR_TOKEN.finditer(text)
+            if any(_pair_value_ok(m["user"], m["val"]) and not m["val"].isdigit() for m in pairs):
+                return True
+    if " as " in lower:
+        for m in _PAIR_AS_WITH.finditer(text):
+            val = m["val"].rstrip(".!?:)]}>")
+            if m["pw"] is None and not (strong(val) and len(val) >= 6):
+                continue
+            if _pair_value_ok(m["user"], val):
+                return True
+    return False
+
+
+#: Needles of the login-pair rule: a password word, or a phrase that names a login
+#: (a bare "user", "account" or "email" needs a password word to make a pair).
+LOGIN_PAIR_NEEDLES = (
+    "pass|pw|p/w|login|log in|log-in|logs in|logged in|logging in|log into|logon|signin"
+    "|sign in|sign-in|signs in|signed in|signing in|sign into|cred|username|user name"
+)
+LOGIN_PAIR_TRIGGER = (
+    r"(?i:pass|pw|p/w|log(?:s|ged|ging)?[ -]?(?:in|on)|sign(?:s|ed|ing)?[ -]?in|cred"
+    r"|user ?name)"
+)

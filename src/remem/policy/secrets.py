@@ -32,13 +32,25 @@ from functools import cache
 from typing import Any, Protocol, cast
 
 from remem.policy.credentials_numbers import (
+    BANK_ACCOUNT_TRIGGER,
     CARD_TRIGGER,
+    IBAN_TRIGGER,
     NATIONAL_ID_TRIGGER,
+    has_bank_account,
     has_card_number,
+    has_iban,
     has_national_id,
 )
-from remem.policy.credentials_prose import CONNECTOR_WORDS, PASSWORD_TRIGGER, has_password
-from remem.policy.token_shape import has_digit, looks_random, mixed, wordset
+from remem.policy.credentials_prose import (
+    CONNECTOR_WORDS,
+    LOGIN_PAIR_NEEDLES,
+    LOGIN_PAIR_TRIGGER,
+    PASSWORD_TRIGGER,
+    has_login_pair,
+    has_password,
+)
+from remem.policy.credentials_seed import has_seed_phrase, may_hold_seed_phrase
+from remem.policy.token_shape import has_digit, looks_random, mixed, word_like, wordset
 
 Confirm = Callable[[str], bool]
 
@@ -116,6 +128,14 @@ def _jwt_has_alg(token: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return isinstance(header, dict) and "alg" in header
+
+
+def _hf_token_ok(token: str) -> bool:
+    """Hugging Face tokens are ``hf_`` and 34 random letters (older ones mix in digits):
+    mixed case or digits, and not a camelCase name."""
+    body = token.partition("_")[2] if token.startswith("hf_") else token[8:]
+    cased = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return (cased or has_digit(body)) and not word_like(body)
 
 
 _AWS_ID_PREFIXES = ("A3T", "ABIA", "ACCA", "AKIA", "ASIA")
@@ -216,17 +236,21 @@ class _Rule:
 
     ``needles`` are lowercase substrings of which one must occur (empty: no
     such filter); ``long_run`` requires a 16+ character token somewhere.
+    ``trigger`` is a regex that must match, or a cheap test (a function of the
+    text) where a regex would cost more than the test.
     """
 
     detector: str
     what: str
     needles: tuple[str, ...]
     long_run: bool
-    trigger: str
+    trigger: str | Confirm
     confirm: Confirm
 
 
-def _rule(detector: str, what: str, needles: str, trigger: str, confirm: Confirm) -> _Rule:
+def _rule(
+    detector: str, what: str, needles: str, trigger: str | Confirm, confirm: Confirm
+) -> _Rule:
     """``needles`` is ``|``-separated; the word ``LONG`` stands for the long-run filter."""
     words = needles.split("|") if needles else []
     return _Rule(
@@ -325,6 +349,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         "a Hugging Face token",
         "hf_|api_org_",
         _NB + r"(?:hf|api_org)_[A-Za-z0-9]{30,40}" + _NA,
+        _hf_token_ok,
     ),
     _rule(
         "stripe_key",
@@ -428,6 +453,13 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
         _basic_header_ok,
     ),
     _rule(
+        "login_pair",
+        "a user name with its password",
+        LOGIN_PAIR_NEEDLES,
+        LOGIN_PAIR_TRIGGER,
+        has_login_pair,
+    ),
+    _rule(
         "password_in_prose",
         "a password, PIN or passcode",
         "pass|pw|p/w|pin|code|combo|combination|cred|key",
@@ -435,6 +467,15 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
         has_password,
     ),
     _rule("card_number", "a payment card number", "", CARD_TRIGGER, has_card_number),
+    _rule("iban", "a bank account number (IBAN)", "", IBAN_TRIGGER, has_iban),
+    _rule(
+        "bank_account",
+        "a bank account number",
+        "account|acct|a/c",
+        BANK_ACCOUNT_TRIGGER,
+        has_bank_account,
+    ),
+    _rule("seed_phrase", "a wallet recovery phrase", "", may_hold_seed_phrase, has_seed_phrase),
     _rule(
         "national_id",
         "a government identity number",
@@ -452,7 +493,11 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
 )
 
 _RULES = _PROVIDER_RULES + _GENERIC_RULES
-_TRIGGERS = tuple(re.compile(rule.trigger) for rule in _RULES)
+#: Each rule's trigger as a function: truthy when the rule may apply.
+_TRIGGERS: tuple[Callable[[str], object], ...] = tuple(
+    re.compile(rule.trigger).search if isinstance(rule.trigger, str) else rule.trigger
+    for rule in _RULES
+)
 # A rule's needles as one pattern: one search instead of a substring test per needle.
 _NEEDLES = tuple(
     re.compile("|".join(re.escape(n) for n in rule.needles)) if rule.needles else None
@@ -463,7 +508,7 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16}")
 # search), with and without those that need a long token run, so the loop does no more
 # than it must.
 _CHECKS = tuple(
-    (rule, needles.search if needles is not None else None, trigger.search)
+    (rule, needles.search if needles is not None else None, trigger)
     for rule, trigger, needles in zip(_RULES, _TRIGGERS, _NEEDLES, strict=True)
 )
 _CHECKS_SHORT = tuple(check for check in _CHECKS if not check[0].long_run)
@@ -497,6 +542,30 @@ _UNNEEDLED = tuple(check for check in _CHECKS if check[1] is None)
 _UNNEEDLED_SHORT = tuple(check for check in _CHECKS_SHORT if check[1] is None)
 
 
+#: What an id field (a message id) is scanned for: credentials recognisable by their own
+#: format. Number checksums and prose rules stay off: numeric platform ids pass Luhn one
+#: time in ten, and ids are random by nature.
+_ID_CHECKS = tuple(
+    check
+    for check in _CHECKS
+    if check[0] in _PROVIDER_RULES or check[0].detector == "url_credentials"
+)
+
+
+def scan_id(value: str) -> tuple[str, str] | None:
+    """Like :func:`scan_secret`, for an id (a message id given as a note's source)."""
+    lower = value.lower()
+    long_run = _LONG_RUN.search(value) is not None
+    if not long_run and _ANY_NEEDLE.search(lower) is None:
+        return None
+    for rule, needle, trigger in _ID_CHECKS:
+        if (rule.long_run and not long_run) or (needle is not None and needle(lower) is None):
+            continue
+        if trigger(value) and rule.confirm(value):
+            return rule.detector, rule.what
+    return None
+
+
 def scan_secret(text: str) -> tuple[str, str] | None:
     """Return ``(detector, what)`` for the first secret found in ``text``, else ``None``.
 
@@ -512,6 +581,6 @@ def scan_secret(text: str) -> tuple[str, str] | None:
     for rule, needle, trigger in checks:
         if needle is not None and needle(lower) is None:
             continue
-        if trigger(text) is not None and rule.confirm(text):
+        if trigger(text) and rule.confirm(text):
             return rule.detector, rule.what
     return None
