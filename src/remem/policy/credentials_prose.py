@@ -89,7 +89,11 @@ _DULL_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive"
 
 def _plain_word_value(value: str) -> bool:
     """A lone dictionary-looking word after "is" counts ("is sunshine") unless it reads
-    like a description ("is required", "is shared")."""
+    like a description ("is required", "is shared"); so does a passphrase of three or more
+    hyphenated words ("is blue-otter-cookie", but not "is up-to-date")."""
+    parts = value.split("-")
+    if len(parts) >= 3:
+        return all(p.isalpha() and len(p) >= 3 for p in parts)
     return value.isalpha() and len(value) >= 4 and not value.lower().endswith(_DULL_SUFFIXES)
 
 
@@ -154,7 +158,10 @@ _LOGIN_WORDS = (
     r"|uid|u/n|handle"
 )
 _PAIR_PW_WORDS = r"pass(?:word|wd|phrase|code)?|pwd|pw|p/w"
-_FILLER = r"(?:\s+(?:for|to|on|of|at|in|into)\s+(?:(?:the|my|his|her|their|our|a|an)\s+)?[\w.'-]+)?"
+_FILLER = (
+    r"(?:\s+(?:for|to|on|of|at|in|into)\s+(?:(?:the|my|his|her|their|our|a|an)\s+)?"
+    r"[\w.'-]+(?:\s+[\w.'-]+)?)?"
+)
 _VALUE_CONN = r"\s*(?:[:=]|\b(?:is|was|are|were)\b)?\s*"
 _QUOTED_VALUE = r"[\"'`“‘]?(?P<val>[^\s\"'`“”‘’,;]+)"
 # "username alice password tulips", "the account is ops@acme.io with password rainbow"
@@ -181,7 +188,7 @@ _LOGIN_NEAR = re.compile(
 # "log in as jdoe with Winter2024!", "signs in to the NAS as admin with password swordfish"
 _PAIR_AS_WITH = re.compile(
     r"(?i)\b(?:log(?:s|ged|ging)?[ -]?in(?:to)?|sign(?:s|ed|ing)?[ -]?in(?:to)?)"
-    r"(?:\s+(?:to|on|at)\s+(?:the\s+)?[\w.'-]+)?\s+as\s+[\"'`]?(?P<user>[^\s,;\"'`]+)[\"'`]?"
+    r"(?:\s+(?!as\b)[\w.'-]+){0,4}?\s+as\s+[\"'`]?(?P<user>[^\s,;\"'`]+)[\"'`]?"
     rf"\s+(?:with|using|and|pw|pass)\s+(?:(?:the\s+)?(?P<pw>{_PAIR_PW_WORDS})\s*(?:[:=]|is)?\s*)?"
     rf"{_QUOTED_VALUE}"
 )
@@ -206,7 +213,9 @@ def _credential_word(value: str) -> bool:
 
 def _pair_value_ok(user: str, val: str) -> bool:
     val = val.rstrip(".!?:)]}>")
-    if not val or not user or _PLACEHOLDER_VALUE.match(val) or _PLACEHOLDER_VALUE.match(user):
+    if not (any(c.isalnum() for c in user) and any(c.isalnum() for c in val)):
+        return False  # "<user>:<password>" templates, punctuation
+    if _PLACEHOLDER_VALUE.match(val) or _PLACEHOLDER_VALUE.match(user):
         return False
     return not (_credential_word(user) or _credential_word(val) or "://" in val)
 
