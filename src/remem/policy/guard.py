@@ -99,7 +99,8 @@ def check_note_text(text: str, *, max_chars: int = 500) -> None:
     only), ``reason="too_long"`` (``len(text) > max_chars``) and ``reason="secret"``
     (see :func:`find_secret`). Returns ``None`` when the text is acceptable.
     """
-    if not scan_form(text).strip():
+    strict = scan_form(text)
+    if not strict.strip():
         raise Rejected(
             "The note is empty. Write one short statement about the person or channel.",
             "empty",
@@ -110,7 +111,7 @@ def check_note_text(text: str, *, max_chars: int = 500) -> None:
             "Split it into several shorter notes, one statement each.",
             "too_long",
         )
-    finding = find_secret(text)
+    finding = _secret_finding(scan_secret(strict))
     if finding is not None:
         raise Rejected(finding.message, "secret")
 
