@@ -216,7 +216,7 @@ HELD_OUT_SECRET_NOTES: list[tuple[str, str]] = [
     ("pass\u2060word: Marzipan7", "password_in_prose"),
     ("h\ufefff_SFNdyHbgGwLxJYjSqMCHYuYhIksviMjjlI for the gated model", "huggingface_token"),
     ("Her PIN\u200c is 7\u200b7\u200b3\u200b1", "password_in_prose"),
-    ("Card ｛ｃ１｝", "card_number"),
+    ("Card ４１７４４９８５６７９８２１４３", "card_number"),
     ("ΗF token: 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", "huggingface_token"),
     ("раsswоrd: Lantern22", "password_in_prose"),
     ("𝗴𝗵𝗽_BWep9ckwAq5HuSGfrEoGAdSgjNww6rrO2hcx", "github_token"),
