@@ -52,7 +52,7 @@ from remem.formation.classify import Classifier, RuleClassifier
 from remem.policy.authz import Action, Decision, Target, check_ceiling, decide, within_ceiling
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
-from remem.policy.guard import check_note_text
+from remem.policy.guard import check_note_text, check_rule_text
 from remem.store.base import Backend
 from remem.store.open import open_backend
 from remem.writes import commit_plan, plan_remember
@@ -670,6 +670,7 @@ class Memory:
                 "Shorten it or split it into several rules",
                 reason="too_long",
             )
+        check_rule_text(name, content)
         self.backend.write_rule(ctx.agent, name, content)
 
     # -- formation and belief revision (see remem.formation) ---------------------------

@@ -24,7 +24,7 @@ from remem.errors import Denied, InvalidInput, Rejected
 from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
 from remem.policy.config import Limits
-from remem.policy.guard import check_note_text
+from remem.policy.guard import check_note_fields, check_note_text
 
 if TYPE_CHECKING:
     from remem.service import Memory
@@ -218,6 +218,10 @@ def plan_remember(
         )
     if not isinstance(pinned, bool):
         raise InvalidInput("pinned must be True or False")
+    parsed_tags = _tags(tags)
+    parsed_source = _source(ctx, source, plain_source)
+    # Every stored free-text field is screened for credentials, not only the text.
+    check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
     return RememberPlan(
         text=text,
         scope=parsed_scope,
@@ -225,11 +229,11 @@ def plan_remember(
         kind=parsed_kind,
         basis=parsed_basis,
         subject=subject,
-        tags=_tags(tags),
+        tags=parsed_tags,
         pinned=pinned,
         expires_at=mem._parse_time(expires_at, "expires_at"),
         said_at=mem._parse_time(said_at, "said_at"),
-        source=_source(ctx, source, plain_source),
+        source=parsed_source,
         limits=limits,
     )
 

@@ -11,12 +11,17 @@ import pytest
 from remem.errors import Rejected
 from remem.policy.guard import Finding, check_note_text, find_secret, find_sensitive
 
+from .guard_corpus import BENIGN_NOTES as FIRST_BENIGN_NOTES
 from .guard_corpus import (
-    BENIGN_NOTES,
     NON_SENSITIVE_NOTES,
-    SECRET_NOTES,
     SENSITIVE_NOTES,
 )
+from .guard_corpus import SECRET_NOTES as FIRST_SECRET_NOTES
+from .guard_corpus_more import MORE_BENIGN_NOTES, MORE_SECRET_NOTES
+from .guard_held_out import HELD_OUT_BENIGN_NOTES, HELD_OUT_SECRET_NOTES
+
+SECRET_NOTES = FIRST_SECRET_NOTES + MORE_SECRET_NOTES
+BENIGN_NOTES = FIRST_BENIGN_NOTES + MORE_BENIGN_NOTES
 
 # Fake credentials with the exact secret substring that must never be echoed.
 FAKE_OPENAI = "sk-proj-Qm3vT8xLw2ZrN6pYk1HsA9dFj4GcE7bU0oRiVtMy5XaWnPe"
@@ -103,9 +108,24 @@ def test_secret_corpus_recall_and_false_positive_rate() -> None:
         f"guard corpus: secret recall={recall:.3f} ({len(SECRET_NOTES)}) "
         f"false-positive rate={fpr:.3f} ({len(BENIGN_NOTES)})"
     )
-    assert len(SECRET_NOTES) >= 120 and len(BENIGN_NOTES) >= 220
+    assert len(SECRET_NOTES) >= 280 and len(BENIGN_NOTES) >= 400
     assert recall >= 0.97, f"missed secrets: {misses}"
     assert fpr <= 0.01, f"benign notes flagged: {false_positives}"
+
+
+def test_held_out_batch_recall_and_false_positive_rate() -> None:
+    """A batch written after the detectors were tuned, and not tuned on afterwards."""
+    misses = [text for text, _ in HELD_OUT_SECRET_NOTES if find_secret(text) is None]
+    flagged = [(t, find_secret(t)) for t in HELD_OUT_BENIGN_NOTES if find_secret(t)]
+    recall = 1 - len(misses) / len(HELD_OUT_SECRET_NOTES)
+    fpr = len(flagged) / len(HELD_OUT_BENIGN_NOTES)
+    print(
+        f"guard held-out: secret recall={recall:.3f} ({len(HELD_OUT_SECRET_NOTES)}) "
+        f"false-positive rate={fpr:.3f} ({len(HELD_OUT_BENIGN_NOTES)})"
+    )
+    assert len(HELD_OUT_SECRET_NOTES) >= 100 and len(HELD_OUT_BENIGN_NOTES) >= 100
+    assert recall >= 0.95, f"missed secrets: {misses}"
+    assert fpr <= 0.02, f"benign notes flagged: {flagged}"
 
 
 def test_secret_corpus_detector_labels() -> None:

@@ -33,7 +33,7 @@ def _reference_scan(text: str) -> tuple[str, str] | None:
             continue
         if rule.needles and not any(n in lower for n in rule.needles):
             continue
-        if trigger.search(text) is not None and rule.confirm(text):
+        if trigger(text) and rule.confirm(text):
             return rule.detector, rule.what
     return None
 

@@ -2,11 +2,19 @@
 
 Every note passes :func:`check_note_text` before it is written. It refuses
 blank text, text longer than the configured limit, and text that carries a
-credential (API keys, private keys, JWTs, passwords and PINs in prose, card
-numbers, URLs with passwords, random tokens next to "key"/"token"/"secret").
-Inferred notes are additionally screened with :func:`find_sensitive`; that
-decision belongs to the caller, because what a person states about themselves
-may be remembered.
+credential (API keys, private keys, JWTs, passwords and PINs in prose, user
+names with their passwords, card numbers, bank account numbers and IBANs,
+wallet recovery phrases, URLs with passwords, random tokens next to
+"key"/"token"/"secret"). :func:`check_note_fields` applies the same detectors to
+a note's other stored free text (subject and tags) and the token detectors to
+its source message id. Inferred notes are additionally screened with
+:func:`find_sensitive`; that decision belongs to the caller, because what a
+person states about themselves may be remembered.
+
+Every check reads the text in its strict form (:func:`~remem.policy.scan_form.scan_form`:
+NFKC, invisible characters removed, look-alike letters folded), so what was
+checked is what a reader sees: a zero-width space inside a token, fullwidth
+digits or a Cyrillic ``р`` in "password" hide nothing.
 
 No message produced here ever contains the offending secret: messages name the
 *kind* of secret and say how to fix the note.
@@ -17,13 +25,22 @@ The detectors live in :mod:`remem.policy.secrets` and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from remem.errors import Rejected
-from remem.policy.secrets import scan_secret
+from remem.policy.scan_form import scan_form
+from remem.policy.secrets import scan_id, scan_secret
 from remem.policy.sensitive import scan_sensitive
 
-__all__ = ["Finding", "check_note_text", "find_secret", "find_sensitive"]
+__all__ = [
+    "Finding",
+    "check_note_fields",
+    "check_note_text",
+    "check_rule_text",
+    "find_secret",
+    "find_sensitive",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +57,21 @@ class Finding:
     message: str
 
 
-def find_secret(text: str) -> Finding | None:
-    """Return a ``secret`` finding if ``text`` carries a credential, else ``None``."""
-    hit = scan_secret(text)
+def _secret_finding(hit: tuple[str, str] | None, where: str = "note") -> Finding | None:
     if hit is None:
         return None
     detector, what = hit
     message = (
-        f"The note appears to contain {what} (detector: {detector}). "
+        f"The {where} appears to contain {what} (detector: {detector}). "
         "Notes must never hold credentials: remove it and, if useful, remember "
         "where it is kept instead (for example 'the staging key is in the team vault')."
     )
     return Finding("secret", detector, message)
+
+
+def find_secret(text: str) -> Finding | None:
+    """Return a ``secret`` finding if ``text`` carries a credential, else ``None``."""
+    return _secret_finding(scan_secret(scan_form(text)))
 
 
 def find_sensitive(text: str) -> Finding | None:
@@ -60,7 +80,7 @@ def find_sensitive(text: str) -> Finding | None:
     Intended for *inferred* notes only: health, finances, sexuality, religion,
     politics and other people's private business must be told, not guessed.
     """
-    hit = scan_sensitive(text)
+    hit = scan_sensitive(scan_form(text))
     if hit is None:
         return None
     category, what = hit
@@ -75,11 +95,12 @@ def find_sensitive(text: str) -> Finding | None:
 def check_note_text(text: str, *, max_chars: int = 500) -> None:
     """Raise :class:`~remem.errors.Rejected` unless ``text`` may be stored as a note.
 
-    Checks, in order: ``reason="empty"`` (blank or whitespace only),
-    ``reason="too_long"`` (``len(text) > max_chars``) and ``reason="secret"``
+    Checks, in order: ``reason="empty"`` (blank, whitespace or invisible characters
+    only), ``reason="too_long"`` (``len(text) > max_chars``) and ``reason="secret"``
     (see :func:`find_secret`). Returns ``None`` when the text is acceptable.
     """
-    if not text.strip():
+    strict = scan_form(text)
+    if not strict.strip():
         raise Rejected(
             "The note is empty. Write one short statement about the person or channel.",
             "empty",
@@ -90,6 +111,32 @@ def check_note_text(text: str, *, max_chars: int = 500) -> None:
             "Split it into several shorter notes, one statement each.",
             "too_long",
         )
-    finding = find_secret(text)
+    finding = _secret_finding(scan_secret(strict))
+    if finding is not None:
+        raise Rejected(finding.message, "secret")
+
+
+def check_note_fields(
+    *, subject: str | None = None, tags: Iterable[str] = (), message_id: str | None = None
+) -> None:
+    """Raise :class:`~remem.errors.Rejected` (``reason="secret"``) if a note's subject or
+    a tag carries a credential (every detector, as for the text), or its source message id
+    carries a credential token (the detectors that recognise a token by its format only:
+    an id's digits pass a card checksum by chance, and ids look random by nature)."""
+    finding = None
+    if subject:
+        finding = _secret_finding(scan_secret(scan_form(subject)), "note's subject")
+    for tag in tags:
+        finding = finding or _secret_finding(scan_secret(scan_form(tag)), "note's tag")
+    if message_id and finding is None:
+        finding = _secret_finding(scan_id(scan_form(message_id)), "note's source message id")
+    if finding is not None:
+        raise Rejected(finding.message, "secret")
+
+
+def check_rule_text(name: str, content: str) -> None:
+    """Raise :class:`~remem.errors.Rejected` (``reason="secret"``) if a rule's content
+    carries a credential: rules are shown in every system prompt."""
+    finding = _secret_finding(scan_secret(scan_form(content)), f"rule {name!r}")
     if finding is not None:
         raise Rejected(finding.message, "secret")

@@ -25,13 +25,32 @@ import base64
 import binascii
 import importlib
 import json
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol, cast
+
+from remem.policy.credentials_numbers import (
+    BANK_ACCOUNT_TRIGGER,
+    CARD_TRIGGER,
+    IBAN_TRIGGER,
+    NATIONAL_ID_TRIGGER,
+    has_bank_account,
+    has_card_number,
+    has_iban,
+    has_national_id,
+)
+from remem.policy.credentials_prose import (
+    CONNECTOR_WORDS,
+    LOGIN_PAIR_NEEDLES,
+    LOGIN_PAIR_TRIGGER,
+    PASSWORD_TRIGGER,
+    has_login_pair,
+    has_password,
+)
+from remem.policy.credentials_seed import has_seed_phrase, may_hold_seed_phrase
+from remem.policy.token_shape import has_digit, looks_random, mixed, word_like, wordset
 
 Confirm = Callable[[str], bool]
 
@@ -73,21 +92,8 @@ def _plugin(name: str) -> _Analyzer:
     return cast(_Analyzer, getattr(module, class_name)())
 
 
-def _wordset(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 def _always(_: str) -> bool:
     return True
-
-
-def _has_digit(value: str) -> bool:
-    return any(c.isdigit() for c in value)
-
-
-def _mixed(value: str) -> bool:
-    """Random tokens almost always mix letters and digits; words and ids rarely do."""
-    return _has_digit(value) and any(c.isalpha() for c in value)
 
 
 def _plugin_confirm(name: str, accept: Confirm = _always) -> Confirm:
@@ -124,6 +130,14 @@ def _jwt_has_alg(token: str) -> bool:
     return isinstance(header, dict) and "alg" in header
 
 
+def _hf_token_ok(token: str) -> bool:
+    """Hugging Face tokens are ``hf_`` and 34 random letters (older ones mix in digits):
+    mixed case or digits, and not a camelCase name."""
+    body = token.partition("_")[2] if token.startswith("hf_") else token[8:]
+    cased = any(c.isupper() for c in body) and any(c.islower() for c in body)
+    return (cased or has_digit(body)) and not word_like(body)
+
+
 _AWS_ID_PREFIXES = ("A3T", "ABIA", "ACCA", "AKIA", "ASIA")
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_CONTEXT = re.compile(r"(?i:aws|secret)")
@@ -134,7 +148,7 @@ def _aws_secret_near_context(text: str) -> bool:
     anchors = [m.start() for m in _AWS_CONTEXT.finditer(text)]
     for m in _AWS_SECRET.finditer(text):
         token = m.group(0)
-        if not (_mixed(token) and token.lower() != token and token.upper() != token):
+        if not (mixed(token) and token.lower() != token and token.upper() != token):
             continue
         if any(abs(a - m.start()) <= 80 for a in anchors):
             return True
@@ -166,206 +180,6 @@ def _url_has_password(text: str) -> bool:
     return any(not _PLACEHOLDER_PASSWORD.match(m.group(1)) for m in _URL_CREDS.finditer(text))
 
 
-# Passwords, PINs and codes stated in prose. A keyword ("password", "PIN",
-# "door code" ...), an optional "for the staging db" filler, an optional
-# connector ("is", ":", "=") and a value. The regex finds candidates; the value
-# checks below decide, because "the password is required" has the same shape as
-# "the password is sunshine".
-_PW_WORDS = (
-    r"pass(?:word|wd|phrase|key)s?|pwd|pw|p/w|cred(?:ential)?s"
-    r"|(?:wi-?fi|network|wpa2?|guest)[ -](?:key|pass)|pass(?=\s*[:=])"
-)
-_PIN_WORDS = (
-    r"pass ?codes?|pins?(?:[ -](?:code|number|no\.?))?|combination|combo"
-    r"|(?:door|gate|garage|alarm|safe|lock|locker|entry|entrance|building|keypad|access"
-    r"|security|verification|2fa|mfa|otp|one[- ]time|backup|recovery|unlock|lockbox"
-    r"|padlock|bike[ -]lock)[ -](?:code|combo|combination|pin)s?"
-    r"|codes?(?=\s+(?:for|to)\s+(?:(?:the|my|his|her|their|our|a)\s+)?(?:[\w-]+\s+)?"
-    r"(?:door|gate|garage|alarm|safe|lock|locker|building|office|house|flat|apartment"
-    r"|entrance|lockbox|keypad|vault|storage|shed)\b)"
-)
-_CONNECTOR_WORDS = r"is|was|are|were"
-_PASSWORD = re.compile(
-    rf"(?i)(?<![A-Za-z0-9])(?:(?P<pw>{_PW_WORDS})|(?P<pin>{_PIN_WORDS}))(?![A-Za-z0-9])"
-    r"(?P<filler>\s+(?:for|to|on|of|at|in)\s+(?:(?:the|my|his|her|their|our|a|an|this|that)\s+)?"
-    rf"[\w.'@-]+(?:\s+(?!(?:{_CONNECTOR_WORDS})\b)[\w.'@-]+){{0,2}})?"
-    rf"(?:\s*(?P<conn>[:=]|=>|->|(?:\b(?:{_CONNECTOR_WORDS}|has\s+been)\s+)?"
-    rf"\b(?:changed|set|reset|updated)\s+to\b|\b(?:{_CONNECTOR_WORDS})\b"
-    r"(?:\s+(?:now|still|currently|actually|just|always))?)\s*|\s+)"
-    r"(?P<quote>[\"'`“‘])?(?P<val>[^\s\"'`“”‘’,;]+)(?P<rest>.{0,24})"
-)
-_PASSWORD_TRIGGER = rf"(?i:(?<![A-Za-z0-9])(?:{_PW_WORDS}|{_PIN_WORDS})(?![A-Za-z0-9]))"
-
-# Words that follow "password is" / "password:" in ordinary talk about passwords.
-_NOT_A_VALUE = _wordset(
-    """
-    a an the this that these those it its my his her their our your same different
-    in on at of for to from by with without into via under inside behind somewhere
-    not never no none null nil n/a na tbd todo unknown unset empty blank missing
-    is was are be been being has have had will would should must can could may
-    required mandatory optional needed necessary enforced expired expiring expires
-    wrong incorrect invalid correct right fine ok okay good bad weak strong long short
-    secure insecure safe unsafe old new default temporary temp shared stored saved
-    managed hidden visible encrypted hashed rotated reset changed set known case
-    sensitive too very really still also now always usually probably just only
-    simple complex hard easy random unique easy-to-guess obvious same-as see check
-    ask managed-by kept there here something anything nothing whatever what which
-    please and or but so if when then than because since
-    """
-)
-_PLACEHOLDER_VALUE = re.compile(
-    r"^(?:\*+|•+|x{3,}|\.{2,}|<[^>]*>?|\$\{?\w*\}?|\{\{?[^}]*\}?\}?|\[[^\]]*\]?|%s"
-    r"|redacted|hidden|secret|password|pin)$",
-    re.I,
-)
-_UNIT_NEXT = re.compile(
-    r"^\+?\s*(?:chars?|characters?|digits?|letters?|symbols?|numbers?|words?|long|min(?:imum)?"
-    r"|max(?:imum)?|or (?:more|longer)|attempts?|tries|times|days?|months?|weeks?)\b",
-    re.I,
-)
-_LOGIN_CONTEXT = re.compile(r"(?i)\b(?:user(?:name)?|login|account|e-?mail|user ?id)\b")
-_PIN_VALUE = re.compile(r"[#*]?\d[\d #*.-]*")
-_YEAR = re.compile(r"(?:19|20)\d\d")
-_VERSION = re.compile(r"^v?\d+(?:\.\d+)+$", re.I)
-_SPECIAL = frozenset("!@#$%^&*+=?~_|\\/<>")
-_DULL_SUFFIXES = ("ed", "ing", "ly", "able", "ible", "ful", "less", "ous", "ive", "tion")
-
-
-def _strong(value: str) -> bool:
-    """Looks like a chosen secret rather than an English word."""
-    has_alpha = any(c.isalpha() for c in value)
-    if _mixed(value) or (has_alpha and any(c in _SPECIAL for c in value)):
-        return True
-    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-
-
-def _plain_word_value(value: str) -> bool:
-    """A lone dictionary-looking word after "is" counts ("is sunshine") unless it reads
-    like a description ("is required", "is shared")."""
-    return value.isalpha() and len(value) >= 4 and not value.lower().endswith(_DULL_SUFFIXES)
-
-
-def _password_value_ok(m: re.Match[str], text: str) -> bool:
-    val: str = m["val"].rstrip(".!?:)]}>")
-    if not val or _PLACEHOLDER_VALUE.match(val) or _UNIT_NEXT.match(m["rest"]):
-        return False
-    if m["pin"] is not None:
-        if m["conn"] is None and _YEAR.fullmatch(val):
-            return False  # "the PIN 2024 rollout": a bare year is not a stated PIN
-        return _PIN_VALUE.fullmatch(val) is not None and sum(c.isdigit() for c in val) >= 3
-    if m["pw"].lower() == "pass" and not _LOGIN_CONTEXT.search(text):
-        return False  # "boarding pass: gate 12" is not a credential
-    if m["quote"] is not None:
-        return True
-    if val.lower() in _NOT_A_VALUE or "://" in val or val.lower().startswith("www."):
-        return False
-    conn = (m["conn"] or "").strip()
-    if not conn:
-        return len(val) >= 4 and _strong(val) and not _VERSION.match(val)
-    if conn in {":", "=", "=>", "->"}:
-        return True
-    return _strong(val) or val.isdigit() or _plain_word_value(val)
-
-
-# "uses hunter2 as her password", "Hunter2 is my password" (but not "... password manager").
-_PASSWORD_BEFORE = re.compile(
-    r"(?i)(?<!\S)[\"'`]?(?P<val>[^\s\"'`]{4,}?)[\"'`]?\s+(?:is|was|as)\s+"
-    r"(?:my|his|her|their|our|the)\s+(?:[\w-]+\s+)?(?:pass(?:word|phrase|code)|pin)\b"
-    r"(?![\s-]*(?:manager|vault|policy|reset|rules?|field|app|generator|store|hint|page|form))"
-)
-
-
-# "set her wifi password to 'blue-otter-cookie'"
-_PASSWORD_SET = re.compile(
-    r"(?i)\b(?:set|sets|changed|changes|reset|resets|updated)\s+(?:[\w']+\s+){0,3}?"
-    r"(?:pass(?:word|phrase|code)|pin)\s+to\s+(?P<quote>[\"'`])?(?P<val>[^\s\"'`,;]+)"
-)
-
-
-def _set_value_ok(m: re.Match[str]) -> bool:
-    val: str = m["val"].rstrip(".!?:)")
-    if not val or _PLACEHOLDER_VALUE.match(val):
-        return False
-    return m["quote"] is not None or _strong(val) or (val.isdigit() and len(val) >= 4)
-
-
-def _has_password(text: str) -> bool:
-    """A password, PIN, passcode or door/alarm code stated with its value."""
-    if any(_password_value_ok(m, text) for m in _PASSWORD.finditer(text)):
-        return True
-    if any(_set_value_ok(m) for m in _PASSWORD_SET.finditer(text)):
-        return True
-    return any(_strong(m["val"]) for m in _PASSWORD_BEFORE.finditer(text))
-
-
-# Payment cards: 13-19 digits, optional uniform separators in card-like groups,
-# a plausible issuer prefix and a valid Luhn checksum.
-_CARD_TRIGGER = r"\d(?:[ -]?\d){12}"
-_CARD = re.compile(r"(?<![\w.+/-])\d(?:[ -]?\d){12,18}(?![\w/]|[.-]\d)")
-_CARD_GROUPS = ((4, 6, 5), (4, 6, 4))
-# Published sandbox numbers (Stripe, Adyen, Braintree docs) are not cardholder data.
-_TEST_CARDS = _wordset(
-    """4242424242424242 4111111111111111 4000056655665556 5555555555554444 5105105105105100
-    2223003122003222 378282246310005 371449635398431 6011111111111117 6011000990139424
-    3056930009020004 36227206271667 3566002020360505 6200000000000005 4012888888881881"""
-)
-
-
-def _luhn_ok(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _issuer_ok(digits: str) -> bool:
-    """Major-network prefixes only; order numbers and timestamps start elsewhere."""
-    n, two = len(digits), int(digits[:2])
-    if digits[0] == "4":
-        return n in (13, 16, 19)
-    if two in (34, 37):
-        return n == 15
-    if 51 <= two <= 55 or 2221 <= int(digits[:4]) <= 2720:
-        return n == 16
-    return (digits[0] == "6" or two in (30, 35, 36, 38, 39) or two in (50, 56, 57, 58)) and n >= 14
-
-
-def _card_ok(raw: str) -> bool:
-    digits = "".join(c for c in raw if c.isdigit())
-    if not 13 <= len(digits) <= 19 or digits in _TEST_CARDS:
-        return False
-    separators = {c for c in raw if not c.isdigit()}
-    if len(separators) > 1:
-        return False
-    if separators:
-        groups = tuple(len(g) for g in re.split(r"[ -]", raw))
-        all_fours = all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4
-        if not (all_fours and len(groups) >= 4) and groups not in _CARD_GROUPS:
-            return False
-    return _issuer_ok(digits) and _luhn_ok(digits)
-
-
-def _has_card_number(text: str) -> bool:
-    """A payment card number (Luhn-valid, issuer-shaped, card-like grouping)."""
-    return any(_card_ok(m.group(0)) for m in _CARD.finditer(text))
-
-
-_NATIONAL_ID_TRIGGER = r"(?i:\bssn\b|social security|passport (?:number|no|#))"
-_NATIONAL_ID = re.compile(
-    r"(?i)\b(?:ssn|social security(?: number| no\.?| #)?)\b\D{0,24}?(?<!\d)"
-    r"\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)"
-    r"|\bpassport (?:number|no\.?|#)\D{0,16}?\b[A-Z]{0,2}\d{6,9}\b"
-)
-
-
-def _has_national_id(text: str) -> bool:
-    """A social security or passport number stated with its label."""
-    return _NATIONAL_ID.search(text) is not None
-
-
 # Unlabelled high-entropy tokens count only right next to a secret-ish keyword:
 # "the staging API key is <token>", "Bearer <token>", "<token> is my bot token".
 _QUALIFIERS = (
@@ -379,8 +193,8 @@ _TOKEN = r"[A-Za-z0-9_\-+/=.~]{16,}"
 _KEYED_AFTER = re.compile(
     rf"(?i)(?<![A-Za-z0-9])(?P<kw>(?:(?:{_QUALIFIERS})[\s_-]?)?(?:{_KW_CORE})|bearer"
     r"|auth(?:orization)?(?=\s*[:=]))(?![A-Za-z0-9])"
-    rf"(?P<filler>(?:\s+(?!(?:{_CONNECTOR_WORDS})\b)[\w'.-]+){{0,4}}?)"
-    rf"\s*(?P<conn>[:=]|=>|->|\b(?:{_CONNECTOR_WORDS})\b)?"
+    rf"(?P<filler>(?:\s+(?!(?:{CONNECTOR_WORDS})\b)[\w'.-]+){{0,4}}?)"
+    rf"\s*(?P<conn>[:=]|=>|->|\b(?:{CONNECTOR_WORDS})\b)?"
     rf"\s*[\"'`(<\[]?(?P<val>{_TOKEN})"
 )
 _KEYED_BEFORE = re.compile(
@@ -389,41 +203,10 @@ _KEYED_BEFORE = re.compile(
     rf"(?P<kw>{_KW_CORE})(?![A-Za-z0-9])"
 )
 # Keys that are not secrets: database keys, public halves, ids of keys.
-_PUBLIC_KEY_WORDS = _wordset(
+_PUBLIC_KEY_WORDS = wordset(
     """primary foreign public publishable sort partition idempotency cache object composite
     unique hash dict map row lookup shard routing gpg pgp ssh host license-plate"""
 )
-_HOSTNAME = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}$")
-_SEGMENT_SPLIT = re.compile(r"[_\-./+=~]+")
-
-
-def _shannon(value: str) -> float:
-    n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
-
-
-_WORD = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
-
-
-def _word_like(part: str) -> bool:
-    """True for words such as "limiter", "HTTP", "getUserToken"; not for "uymATOUtyxcx"."""
-    return _WORD.fullmatch(part) is not None
-
-
-def _identifier_like(token: str) -> bool:
-    """snake_case names, dates, versions and paths split into words or short parts."""
-    parts = [p for p in _SEGMENT_SPLIT.split(token) if p]
-    return all(_word_like(p) or p.isdigit() or len(p) <= 4 for p in parts)
-
-
-def _looks_random(token: str) -> bool:
-    """Long, letters-and-digits, not an identifier/path/host, high Shannon entropy."""
-    token = token.strip(".-_~")
-    if len(token) < 16 or not _mixed(token):
-        return False
-    if token.startswith("http") or _HOSTNAME.match(token) or _identifier_like(token):
-        return False
-    return _shannon(token) >= 3.0
 
 
 def _keyed_after_ok(m: re.Match[str], text: str) -> bool:
@@ -437,14 +220,14 @@ def _keyed_after_ok(m: re.Match[str], text: str) -> bool:
             return False
     if "ssh-" in text[max(0, m.start("val") - 24) : m.start("val")]:
         return False  # an SSH public key's base64 body
-    return _looks_random(m["val"])
+    return looks_random(m["val"])
 
 
 def _has_keyed_token(text: str) -> bool:
     """A random-looking token adjacent to key/token/secret/credential/bearer/auth."""
     if any(_keyed_after_ok(m, text) for m in _KEYED_AFTER.finditer(text)):
         return True
-    return any(_looks_random(m["val"]) for m in _KEYED_BEFORE.finditer(text))
+    return any(looks_random(m["val"]) for m in _KEYED_BEFORE.finditer(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,17 +236,21 @@ class _Rule:
 
     ``needles`` are lowercase substrings of which one must occur (empty: no
     such filter); ``long_run`` requires a 16+ character token somewhere.
+    ``trigger`` is a regex that must match, or a cheap test (a function of the
+    text) where a regex would cost more than the test.
     """
 
     detector: str
     what: str
     needles: tuple[str, ...]
     long_run: bool
-    trigger: str
+    trigger: str | Confirm
     confirm: Confirm
 
 
-def _rule(detector: str, what: str, needles: str, trigger: str, confirm: Confirm) -> _Rule:
+def _rule(
+    detector: str, what: str, needles: str, trigger: str | Confirm, confirm: Confirm
+) -> _Rule:
     """``needles`` is ``|``-separated; the word ``LONG`` stands for the long-run filter."""
     words = needles.split("|") if needles else []
     return _Rule(
@@ -471,7 +258,7 @@ def _rule(detector: str, what: str, needles: str, trigger: str, confirm: Confirm
     )
 
 
-def _own(detector: str, what: str, needles: str, pattern: str, accept: Confirm = _mixed) -> _Rule:
+def _own(detector: str, what: str, needles: str, pattern: str, accept: Confirm = mixed) -> _Rule:
     """A rule whose trigger is also its full pattern (no detect-secrets plugin covers it)."""
     return _rule(detector, what, needles, pattern, _regex_confirm(pattern, accept))
 
@@ -502,7 +289,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         _NB + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}",
         _either(
             _plugin_confirm("openai"),
-            _regex_confirm(_NB + r"sk-(?!ant-)(?:[a-z]+-)?[A-Za-z0-9_-]{20,}", _mixed),
+            _regex_confirm(_NB + r"sk-(?!ant-)(?:[a-z]+-)?[A-Za-z0-9_-]{20,}", mixed),
         ),
     ),
     _rule(
@@ -510,7 +297,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         "an AWS access key id",
         "akia|asia|abia|acca|a3t",
         r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",
-        _plugin_confirm("aws", lambda m: m.startswith(_AWS_ID_PREFIXES) and _has_digit(m)),
+        _plugin_confirm("aws", lambda m: m.startswith(_AWS_ID_PREFIXES) and has_digit(m)),
     ),
     _rule(
         "aws_secret_key",
@@ -529,7 +316,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         r"gh[pousr]_[A-Za-z0-9_]{30}|github_pat_[A-Za-z0-9_]{22}",
         _either(
             _plugin_confirm("github"),
-            _regex_confirm(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}", _mixed),
+            _regex_confirm(r"github_pat_[A-Za-z0-9_]{22,}|gh[pousr]_[A-Za-z0-9]{30,}", mixed),
         ),
     ),
     _rule(
@@ -562,6 +349,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         "a Hugging Face token",
         "hf_|api_org_",
         _NB + r"(?:hf|api_org)_[A-Za-z0-9]{30,40}" + _NA,
+        _hf_token_ok,
     ),
     _rule(
         "stripe_key",
@@ -570,7 +358,7 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         r"[rs]k_(?:live|test)_|whsec_",
         _either(
             _plugin_confirm("stripe"),
-            _regex_confirm(r"[rs]k_(?:live|test)_[0-9a-zA-Z]{20,}|whsec_[A-Za-z0-9]{24,}", _mixed),
+            _regex_confirm(r"[rs]k_(?:live|test)_[0-9a-zA-Z]{20,}|whsec_[A-Za-z0-9]{24,}", mixed),
         ),
     ),
     _rule(
@@ -588,14 +376,14 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         "a Twilio key",
         "LONG",
         _NB + r"(?:AC|SK)[a-z0-9]{32}" + _NA,
-        _plugin_confirm("twilio", _has_digit),
+        _plugin_confirm("twilio", has_digit),
     ),
     _rule(
         "discord_token",
         "a Discord bot token",
         "LONG",
         r"[MNO][\w-]{23,25}\.[\w-]{6}\.[\w-]{27}",
-        _plugin_confirm("discord", _mixed),
+        _plugin_confirm("discord", mixed),
     ),
     _own(
         "discord_webhook",
@@ -608,14 +396,14 @@ _PROVIDER_RULES: tuple[_Rule, ...] = (
         "a Telegram bot token",
         "LONG",
         r"(?<!\d)\d{8,10}:[\w-]{35}",
-        _plugin_confirm("telegram", _mixed),
+        _plugin_confirm("telegram", mixed),
     ),
     _rule(
         "mailchimp_key",
         "a Mailchimp API key",
         "-us",
         r"[0-9a-z]{32}-us\d",
-        _plugin_confirm("mailchimp", _mixed),
+        _plugin_confirm("mailchimp", mixed),
     ),
     _rule("pypi_token", "a PyPI token", "pypi-", r"pypi-AgE", _plugin_confirm("pypi")),
     _rule(
@@ -668,16 +456,32 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
         "password_in_prose",
         "a password, PIN or passcode",
         "pass|pw|p/w|pin|code|combo|combination|cred|key",
-        _PASSWORD_TRIGGER,
-        _has_password,
+        PASSWORD_TRIGGER,
+        has_password,
     ),
-    _rule("card_number", "a payment card number", "", _CARD_TRIGGER, _has_card_number),
+    _rule(
+        "login_pair",
+        "a user name with its password",
+        LOGIN_PAIR_NEEDLES,
+        LOGIN_PAIR_TRIGGER,
+        has_login_pair,
+    ),
+    _rule("card_number", "a payment card number", "", CARD_TRIGGER, has_card_number),
+    _rule("iban", "a bank account number (IBAN)", "", IBAN_TRIGGER, has_iban),
+    _rule(
+        "bank_account",
+        "a bank account number",
+        "account|acct|a/c",
+        BANK_ACCOUNT_TRIGGER,
+        has_bank_account,
+    ),
+    _rule("seed_phrase", "a wallet recovery phrase", "", may_hold_seed_phrase, has_seed_phrase),
     _rule(
         "national_id",
         "a government identity number",
         "ssn|social security|passport",
-        _NATIONAL_ID_TRIGGER,
-        _has_national_id,
+        NATIONAL_ID_TRIGGER,
+        has_national_id,
     ),
     _rule(
         "high_entropy_token",
@@ -689,7 +493,11 @@ _GENERIC_RULES: tuple[_Rule, ...] = (
 )
 
 _RULES = _PROVIDER_RULES + _GENERIC_RULES
-_TRIGGERS = tuple(re.compile(rule.trigger) for rule in _RULES)
+#: Each rule's trigger as a function: truthy when the rule may apply.
+_TRIGGERS: tuple[Callable[[str], object], ...] = tuple(
+    re.compile(rule.trigger).search if isinstance(rule.trigger, str) else rule.trigger
+    for rule in _RULES
+)
 # A rule's needles as one pattern: one search instead of a substring test per needle.
 _NEEDLES = tuple(
     re.compile("|".join(re.escape(n) for n in rule.needles)) if rule.needles else None
@@ -700,7 +508,7 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16}")
 # search), with and without those that need a long token run, so the loop does no more
 # than it must.
 _CHECKS = tuple(
-    (rule, needles.search if needles is not None else None, trigger.search)
+    (rule, needles.search if needles is not None else None, trigger)
     for rule, trigger, needles in zip(_RULES, _TRIGGERS, _NEEDLES, strict=True)
 )
 _CHECKS_SHORT = tuple(check for check in _CHECKS if not check[0].long_run)
@@ -734,6 +542,30 @@ _UNNEEDLED = tuple(check for check in _CHECKS if check[1] is None)
 _UNNEEDLED_SHORT = tuple(check for check in _CHECKS_SHORT if check[1] is None)
 
 
+#: What an id field (a message id) is scanned for: credentials recognisable by their own
+#: format. Number checksums and prose rules stay off: numeric platform ids pass Luhn one
+#: time in ten, and ids are random by nature.
+_ID_CHECKS = tuple(
+    check
+    for check in _CHECKS
+    if check[0] in _PROVIDER_RULES or check[0].detector == "url_credentials"
+)
+
+
+def scan_id(value: str) -> tuple[str, str] | None:
+    """Like :func:`scan_secret`, for an id (a message id given as a note's source)."""
+    lower = value.lower()
+    long_run = _LONG_RUN.search(value) is not None
+    if not long_run and _ANY_NEEDLE.search(lower) is None:
+        return None
+    for rule, needle, trigger in _ID_CHECKS:
+        if (rule.long_run and not long_run) or (needle is not None and needle(lower) is None):
+            continue
+        if trigger(value) and rule.confirm(value):
+            return rule.detector, rule.what
+    return None
+
+
 def scan_secret(text: str) -> tuple[str, str] | None:
     """Return ``(detector, what)`` for the first secret found in ``text``, else ``None``.
 
@@ -749,6 +581,6 @@ def scan_secret(text: str) -> tuple[str, str] | None:
     for rule, needle, trigger in checks:
         if needle is not None and needle(lower) is None:
             continue
-        if trigger(text) is not None and rule.confirm(text):
+        if trigger(text) and rule.confirm(text):
             return rule.detector, rule.what
     return None
