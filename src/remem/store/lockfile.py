@@ -7,9 +7,8 @@ import os
 import threading
 from pathlib import Path
 
-from remem.errors import StoreError
+from remem.errors import NotDurable, StoreError
 from remem.store import syscalls
-from remem.errors import NotDurable
 from remem.store.durable import ensure_dir, reason
 
 
