@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from remem import Memory, Message, Rejected, Role, RunContext
+from remem import InvalidInput, Memory, Message, Rejected, Role, RunContext
 
 AGENT = "yuko"
 ALICE = "discord:100"
@@ -115,7 +115,6 @@ def test_near_misses_are_remembered(mem: Memory, text: str) -> None:
         ("tags", [TOKEN.lower()]),
         ("subject", "token." + TOKEN.lower()),
         ("source", TOKEN),
-        ("source", {"message_id": f"gh{ZWSP}p_{TOKEN[4:]}"}),
     ],
 )
 def test_every_stored_field_is_screened(mem: Memory, field: str, value: object) -> None:
@@ -123,6 +122,15 @@ def test_every_stored_field_is_screened(mem: Memory, field: str, value: object) 
         mem.remember(alice(), "Prefers short replies.", **{field: value})  # type: ignore[arg-type]
     assert err.value.reason == "secret"
     assert TOKEN not in str(err.value) and "hunter2" not in str(err.value)
+    assert mem.list(alice()) == []
+
+
+def test_an_id_with_an_invisible_character_is_refused_without_echoing_it(mem: Memory) -> None:
+    with pytest.raises(InvalidInput) as err:
+        mem.remember(
+            alice(), "Prefers short replies.", source={"message_id": f"gh{ZWSP}p_{TOKEN[4:]}"}
+        )
+    assert "U+200B" in str(err.value) and TOKEN[4:] not in str(err.value)
     assert mem.list(alice()) == []
 
 

@@ -75,9 +75,11 @@ def check_id(value: object, what: str, *, max_chars: int = MAX_ID_CHARS) -> str:
     # isprintable() is False for every Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs character except
     # the ASCII space, which isspace() catches.
     if not value.isprintable() or " " in value:
+        # Name the first offending character, not the value: an id may carry a secret.
+        at, bad = next((i, c) for i, c in enumerate(value) if c == " " or not c.isprintable())
         raise InvalidInput(
-            f"{what} '{display(value[:80])}' is not a valid id: use printable characters without "
-            "spaces, control or invisible characters"
+            f"{what} is not a valid id: it holds U+{ord(bad):04X} at position {at + 1}; use "
+            "printable characters without spaces, control or invisible characters"
         )
     return value
 
