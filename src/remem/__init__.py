@@ -6,7 +6,7 @@
 >>> mem.remember(ctx, "Prefers replies of one or two sentences.")        # doctest: +SKIP
 """
 
-from remem.commands.execute import Reply
+from remem.app.commands import Reply
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status

@@ -61,14 +61,27 @@ def warn_repairs() -> None:
     obj = click_ctx.find_object(Ctx) if click_ctx is not None else None
     if obj is None or obj._mem is None:
         return
-    from remem.health import repairs_made
-
-    for tail in repairs_made(obj._mem):
+    for tail in obj._mem._repairs():
         click.echo(
             f"remem: warning: cut a torn tail of {tail.size} bytes (an interrupted write) "
             f"from {tail.log}; saved in {tail.saved_to} (remem doctor lists it)",
             err=True,
         )
+
+
+def awaiting_lines(mem: Memory, agents: list[str]) -> list[str]:
+    """One line per agent with forgotten notes whose content is still on disk (compaction,
+    or a member's erasure, has not removed it yet), saying how to erase it (for
+    ``remem ls`` and ``remem doctor``)."""
+    lines = []
+    for name in agents:
+        waiting = mem.list(RunContext.owner(name), status="forgotten")
+        if waiting:
+            lines.append(
+                f"{len(waiting)} forgotten note(s) of agent {name} still on disk, waiting for "
+                f"physical erasure: run `remem compact --agent {name}`"
+            )
+    return lines
 
 
 def emit_json(value: Any) -> None:

@@ -58,7 +58,7 @@ def ls_cmd(
 
 def _warn_awaiting_erasure(obj: Ctx, agents: list[str]) -> None:
     """A status line on stderr per agent whose forgotten notes' content is still on disk."""
-    from remem.erasure import awaiting_lines
+    from remem.cli import awaiting_lines
 
     for line in awaiting_lines(obj.mem, agents):
         click.echo(f"remem: {display(line)}", err=True)

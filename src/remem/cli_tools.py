@@ -47,7 +47,7 @@ def doctor_cmd(obj: Ctx) -> None:
         agents = []
         steps.append(("agents", False, str(exc)))
     findings = [f for agent in agents for f in health.check_agent(root, agent)]
-    for finding in [*findings, *health.check_endpoints(mem)]:
+    for finding in [*findings, *health.check_endpoints(mem.classifier)]:
         if finding.level == "warn":
             warnings.append((finding.name, finding.detail))
         else:
@@ -82,7 +82,7 @@ def doctor_cmd(obj: Ctx) -> None:
 def _print_awaiting_erasure(obj: Ctx) -> None:
     """What waits for physical erasure (forgotten notes still on disk): a note, not a
     failure; ``remem compact`` completes it."""
-    from remem.erasure import awaiting_lines
+    from remem.cli import awaiting_lines
 
     agents = [name for name in obj.mem.agents() if name != DOCTOR_AGENT]
     for line in awaiting_lines(obj.mem, agents):

@@ -28,8 +28,7 @@ from remem.store.jsonl import JsonlEventLog
 from remem.store.scrub import cleanup_flag
 
 if TYPE_CHECKING:
-    from remem.service import Memory
-    from remem.store.base import TornTail
+    from remem.formation.classify import Classifier
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SECONDS = 3.0
@@ -151,9 +150,9 @@ def _check_catalog(folder: Path, path: Path, agent: str) -> Iterator[Finding]:
         yield Finding("warn", name, f"{cache} is stale; the next open rebuilds it from the log")
 
 
-def check_endpoints(mem: Memory) -> Iterator[Finding]:
+def check_endpoints(classifier: Classifier) -> Iterator[Finding]:
     """The LLM classifier and the embedder as configured, and what remem does without."""
-    base = getattr(mem.classifier, "base_url", None)
+    base = getattr(classifier, "base_url", None)
     if not isinstance(base, str):
         yield Finding("ok", "llm", "none configured: learn() labels with the rule classifier")
     else:
@@ -197,8 +196,3 @@ def _probe(base_url: str) -> str:
         return ""  # it answered: reachable (the status is about this probe, not the API)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         return str(getattr(exc, "reason", exc))
-
-
-def repairs_made(mem: Memory) -> list[TornTail]:
-    """Torn tails this process cut from the logs it opened."""
-    return [tail for agent in list(mem._agents.values()) for tail in agent.log.repairs]

@@ -38,15 +38,15 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Union
 
-from remem.commands.execute import Reply
-from remem.compaction import CompactionReport
+from remem.app.commands import Reply
+from remem.app.compaction import CompactionReport
 from remem.core import events
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
 from remem.core.projection import Revision
 from remem.errors import InvalidInput
 from remem.formation.consolidate import ConsolidationReport, MergeGroup
 from remem.formation.extract import Dropped, LearnReport
-from remem.governance import PolicyChange
+from remem.policy.channel import PolicyChange
 from remem.policy.config import Limits
 from remem.prompt import Prompt
 from remem.recall.engine import Recall

@@ -87,28 +87,28 @@ def test_a_recall_sees_a_note_another_thread_wrote_after_its_catch_up(
 ) -> None:
     """The recall caught up, then (before it read its candidates) another thread wrote:
     the new note is a candidate, so its index rows must be in place before relevance."""
-    import remem.governance as governance
+    import remem.app.settings as settings
 
     with lexical as mem:
         for n in range(5):
             mem.remember(dm_alice(), f"Alice planted tulip bulb number {n} in the garden.")
         mem.recall(dm_alice(), "garden")  # the scope's index is built
         caught_up, go_on = threading.Event(), threading.Event()
-        real_policy = governance.recall_policy
+        real_policy = settings.recall_policy
 
         def paused_policy(*args: object, **kwargs: object) -> object:
             caught_up.set()
             go_on.wait(10)
             return real_policy(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(governance, "recall_policy", paused_policy)
+        monkeypatch.setattr(settings, "recall_policy", paused_policy)
         found: list[str] = []
         reader = threading.Thread(
             target=lambda: found.extend(n.id for n in mem.recall(dm_alice(), "zeppelin").notes)
         )
         reader.start()
         assert caught_up.wait(10)
-        monkeypatch.setattr(governance, "recall_policy", real_policy)
+        monkeypatch.setattr(settings, "recall_policy", real_policy)
         note = mem.remember(dm_alice(), "Alice flew across the bay in a zeppelin.")
         go_on.set()
         reader.join(10)

@@ -402,7 +402,7 @@ def test_ranking_from_row_arrays_matches_ranking_from_the_score_mapping(
 ) -> None:
     """The recall path ranks from per-scope row arrays (``Columns.gather``); it must give
     the same order and scores as the reference mapping path, also once the rows changed."""
-    from remem import governance
+    from remem.policy.channel import recall_policy_of
     from remem.recall.engine import prepare
     from remem.recall.rank import Columns
     from remem.recall.scopes import current_keys, eligible_scopes
@@ -433,7 +433,7 @@ def test_ranking_from_row_arrays_matches_ranking_from_the_score_mapping(
     def both(query: str) -> tuple[list[int], list[float], list[int], list[float]]:
         state = agent.sync()
         keys = eligible_scopes(ctx, state)
-        policy = governance.recall_policy(mem, ctx, state)
+        policy = recall_policy_of(mem.limits(ctx, ctx.channel), mem.limits(ctx), state.preferences)
         now = clock()
         prepared = prepare(agent, state, ctx, keys, policy, now, None)
         columns = prepared.columns

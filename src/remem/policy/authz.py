@@ -54,7 +54,7 @@ from enum import StrEnum
 
 from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
-from remem.errors import InvalidInput
+from remem.errors import Denied, InvalidInput
 
 
 class Action(StrEnum):
@@ -72,6 +72,19 @@ class Action(StrEnum):
     ASSERT_ROLE = "assert_role"
     ASSERT_ARCHIVED_ROLE = "assert_archived_role"
     LEARN_FROM = "learn_from"
+    #: Use memory at all (recall, rules, effective policy): every paired envelope.
+    ACCESS = "access"
+    #: Have a personal scope of one's own (user notes, participant choices).
+    PERSONAL_SCOPE = "personal_scope"
+    #: Author a ``procedure`` note (human admins only).
+    WRITE_PROCEDURE = "write_procedure"
+    #: Approve or reject a pending note (``REVIEW_UNVERIFIED``: an unverified one).
+    REVIEW = "review"
+    REVIEW_UNVERIFIED = "review_unverified"
+    #: Read a run's stored trace (``target``: the trace's channel and actor).
+    READ_TRACE = "read_trace"
+    #: Move an agent's data to the trash (``target.agent``: which agent).
+    TRASH_AGENT = "trash_agent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +98,7 @@ class Target:
     scope_id: str | None = None
     created_by: str | None = None
     role: Role | None = None
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +120,7 @@ def _deny(rule: str, reason: str) -> Decision:
 
 
 OWNER_ONLY = frozenset({Action.COMPACT})
+REVIEWING = frozenset({Action.REVIEW, Action.REVIEW_UNVERIFIED})
 ADMIN_ONLY = frozenset({Action.APPOINT_STEWARDS, Action.RULES, Action.ADMINISTER})
 LEARNING = frozenset({Action.ASSERT_ROLE, Action.ASSERT_ARCHIVED_ROLE, Action.LEARN_FROM})
 
@@ -170,6 +185,8 @@ def decide(
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
         return within_ceiling(ctx, ceiling)
+    if action in _ENVELOPE_ONLY:
+        return _envelope_rule(ctx, action, target)
     if action in LEARNING:
         return _learning(ctx, action, target, ceiling)
     if action in OWNER_ONLY:
@@ -180,11 +197,83 @@ def decide(
         return _allow("admin")
     if action in ADMIN_ONLY:
         return _deny("admin_only", f"only owners and admins may {action.value.replace('_', ' ')}")
+    if action in REVIEWING:
+        return _reviewer(ctx, action, target, steward)
+    if action is Action.READ_TRACE:
+        return _trace_reader(ctx, target, steward)
     if role.is_system:
         return _system(ctx, action, target, agent_writer)
     if action is Action.ERASE:
         return _member_erasure(ctx, target, steward, agent_writer)
     return _member(ctx, action, target, steward, agent_writer)
+
+
+def require(decision: Decision, consequence: str = "") -> None:
+    """Raise ``Denied`` (carrying the decision's rule) unless ``decision`` allows;
+    ``consequence`` is added to the message (e.g. ``"; nothing was learned"``). The one
+    place remem raises ``Denied``."""
+    if not decision.allowed:
+        raise Denied(
+            f"denied ({decision.rule}): {decision.reason}{consequence}", rule=decision.rule
+        )
+
+
+_ENVELOPE_ONLY = frozenset(
+    {Action.ACCESS, Action.PERSONAL_SCOPE, Action.WRITE_PROCEDURE, Action.TRASH_AGENT}
+)
+
+
+def _envelope_rule(ctx: RunContext, action: Action, target: Target) -> Decision:
+    """The rules decided by the envelope alone (after the unpaired rule and the ceiling)."""
+    if action is Action.ACCESS:
+        return _allow("paired")
+    if action is Action.PERSONAL_SCOPE:
+        if ctx.has_personal_scope:
+            return _allow("personal_scope")
+        return _deny("no_personal_scope", f"{ctx.role.value} runs have no personal scope")
+    if action is Action.WRITE_PROCEDURE:
+        if ctx.role.is_admin:
+            return _allow("admin")
+        return _deny(
+            "procedure_admin_only",
+            "procedures are operational knowledge that only human admins author",
+        )
+    if target.agent is not None and target.agent != ctx.agent:  # TRASH_AGENT
+        return _deny(
+            "other_agent",
+            f"a run of agent {ctx.agent!r} cannot trash agent {target.agent!r}; "
+            f"use RunContext.owner({target.agent!r})",
+        )
+    if ctx.role is Role.OWNER:
+        return _allow("owner")
+    return _deny("owner_only", f"only the owner may {action.value.replace('_', ' ')}")
+
+
+def _reviewer(ctx: RunContext, action: Action, target: Target, steward: bool) -> Decision:
+    """Who besides owners and admins may approve or reject a note awaiting review: the
+    person a pending user note is about, and a pending channel note's stewards."""
+    if action is Action.REVIEW:
+        if target.scope is Scope.USER and target.scope_id == ctx.actor and ctx.has_personal_scope:
+            return _allow("reviewer_subject")
+        if target.scope is Scope.CHANNEL and steward:
+            return _allow("reviewer_steward")
+    return _deny(
+        "reviewer",
+        "only the person it is about, the channel's stewards or an admin may review this note",
+    )
+
+
+def _trace_reader(ctx: RunContext, target: Target, steward: bool) -> Decision:
+    """Whose runs' traces a non-admin may read: a person their own runs; a channel's
+    steward the runs in that channel (``target``: the trace's channel and actor)."""
+    if ctx.actor is not None and ctx.role.is_human:
+        if target.created_by == ctx.actor:
+            return _allow("own_trace")
+        if target.scope_id and steward:
+            return _allow("steward_trace")
+    return _deny(
+        "trace_reader", "a person reads only their own runs' traces (a steward: the channel's)"
+    )
 
 
 def _member_erasure(ctx: RunContext, target: Target, steward: bool, agent_writer: bool) -> Decision:

@@ -38,7 +38,7 @@ from remem.core.events import Event
 from remem.core.model import Note
 from remem.core.projection import ScopeKey, State, scope_key
 from remem.providers.embed import Embedder
-from remem.recall.index import changed_notes, homes, indexable, materialized
+from remem.recall.indexed import changed_notes, homes, indexable, materialized
 from remem.recall.vectorfile import ID_BYTES, VectorFile
 
 if TYPE_CHECKING:

@@ -2,24 +2,26 @@
 
 :func:`run_command` resolves what "that" and "me" mean from the trusted
 envelope (the speaker, the channel, the speaker's last write or last recall)
-and calls the ordinary :class:`~remem.service.Memory` methods, so every
-command is authorized exactly like the API call it stands for.
+and calls the ordinary use cases (remember, change, reading, settings, erasure),
+so every command is authorized exactly like the API call it stands for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
+from remem.app import change
+from remem.app.erasure import about_member, erase_forgotten
+from remem.app.kernel import Kernel
+from remem.app.reading import explain
+from remem.app.remember import remember
+from remem.app.settings import set_my_preferences
 from remem.commands.intents import CommandRecognizer, Intent, IntentKind
 from remem.context import RunContext
 from remem.core.model import LIVE_STATUSES, Kind, Note, Scope, Status
 from remem.core.text import display
 from remem.errors import RememError
-
-if TYPE_CHECKING:
-    from remem.service import Memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +38,10 @@ def _quote(note: Note) -> str:
     return f'"{note.text}" [{note.id}]'
 
 
-def last_written(mem: Memory, ctx: RunContext) -> Note | None:
+def last_written(k: Kernel) -> Note | None:
     """The newest live note this speaker wrote in this conversation."""
-    state = mem._state(ctx)
+    ctx = k.ctx
+    state = k.state()
     best = None
     for note in state.notes.values():
         if (
@@ -51,28 +54,29 @@ def last_written(mem: Memory, ctx: RunContext) -> Note | None:
     return best
 
 
-def last_used(mem: Memory, ctx: RunContext) -> tuple[str | None, list[Note]]:
+def last_used(k: Kernel) -> tuple[str | None, list[Note]]:
     """The speaker's last recall in this channel: its run id and the notes they may see."""
-    agent = mem._agent(ctx)
+    ctx = k.ctx
+    agent = k.agent
     record = agent.traces.latest(ctx.actor, ctx.channel) if ctx.actor else None
     if record is None:
         return None, []
     run_id = str(record.get("run_id"))
-    trace = mem.explain(ctx, run_id)
+    trace = explain(k, run_id)
     state = agent.state
     # A note forgotten since has no content left to show or change.
     used = [state.notes.get(i) for i, _ in trace.selected]
     return run_id, [n for n in used if n is not None and n.status is not Status.FORGOTTEN]
 
 
-def _target(mem: Memory, ctx: RunContext) -> Note | None:
+def _target(k: Kernel) -> Note | None:
     """ "That" note: the speaker's last write here, else the first changeable note just used."""
-    written = last_written(mem, ctx)
+    written = last_written(k)
     if written is not None:
         return written
-    _, used = last_used(mem, ctx)
+    _, used = last_used(k)
     for note in used:
-        if note.scope is Scope.USER and note.scope_id == ctx.actor:
+        if note.scope is Scope.USER and note.scope_id == k.ctx.actor:
             return note
     return None
 
@@ -104,10 +108,10 @@ def _operational_refusal(ctx: RunContext, text: str, *, stated: bool) -> Reply |
     return Reply(ADMIN_ONLY_CHANGE, IntentKind.REMEMBER, ["Not stored: admins only."])
 
 
-def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
+def _remember(k: Kernel, intent: Intent) -> Reply:
     from remem.formation.classify import Category, RuleClassifier
 
-    refusal = _operational_refusal(ctx, intent.payload, stated=False)
+    refusal = _operational_refusal(k.ctx, intent.payload, stated=False)
     if refusal is not None:
         return refusal
     items = RuleClassifier().classify(intent.payload).memories
@@ -119,17 +123,17 @@ def _remember(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
         scope = Scope.CHANNEL
     if item is not None and item.category is Category.OPERATIONAL and scope is None:
         scope = Scope.AGENT  # never wider than asked: "for this channel" stays in the channel
-    note = mem.remember(
-        ctx, text, scope=scope, kind=kind, subject=item.subject if item else None, basis="explicit"
+    note = remember(
+        k, text, scope=scope, kind=kind, subject=item.subject if item else None, basis="explicit"
     )
     return Reply(f"Noted: {_quote(note)}", intent.kind, [note.receipt], [note])
 
 
-def _scope_to_channel(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    note = last_written(mem, ctx)
+def _scope_to_channel(k: Kernel, intent: Intent) -> Reply:
+    note = last_written(k)
     if note is None:
         return Reply("I haven't written anything for you here to move.", intent.kind)
-    moved = mem.move(ctx, note.id, scope=Scope.CHANNEL)
+    moved = change.move(k, note.id, scope=Scope.CHANNEL)
     return Reply(
         f"Done — {_quote(moved)} now applies only to this channel.",
         intent.kind,
@@ -138,12 +142,10 @@ def _scope_to_channel(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     )
 
 
-def _list_about_me(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    from remem.erasure import about_member
-
-    _complete_erasure(mem, ctx)  # what waits from an earlier erase-all
-    notes = about_member(mem, ctx, status=Status.ACTIVE.value)
-    pending = [n for n in about_member(mem, ctx) if n.status is Status.PENDING]
+def _list_about_me(k: Kernel, intent: Intent) -> Reply:
+    _complete_erasure(k)  # what waits from an earlier erase-all
+    notes = about_member(k, status=Status.ACTIVE.value)
+    pending = [n for n in about_member(k) if n.status is Status.PENDING]
     if not notes and not pending:
         return Reply("I don't remember anything about you.", intent.kind)
     lines = [f"- {_quote(n)}" for n in notes]
@@ -152,30 +154,30 @@ def _list_about_me(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     return Reply(text, intent.kind, [], notes + pending)
 
 
-def _correct(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    note = _target(mem, ctx)
+def _correct(k: Kernel, intent: Intent) -> Reply:
+    note = _target(k)
     if note is None:
-        return _remember(mem, ctx, intent)
+        return _remember(k, intent)
     from remem.formation.classify import RuleClassifier
 
-    refusal = _operational_refusal(ctx, intent.payload, stated=False)
+    refusal = _operational_refusal(k.ctx, intent.payload, stated=False)
     if refusal is not None:
         return refusal
     items = RuleClassifier().classify(intent.payload).memories
     text = items[0].statement if items else intent.payload
-    fixed = mem.correct(ctx, note.id, text)
+    fixed = change.correct(k, note.id, text)
     return Reply(
         f"Corrected: {_quote(fixed)}", intent.kind, ["Memory changed: corrected."], [fixed]
     )
 
 
-def _disable(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    note = _target(mem, ctx)
+def _disable(k: Kernel, intent: Intent) -> Reply:
+    note = _target(k)
     if note is None:
         return Reply(
             "I can't tell which note you mean; ask what I remember about you.", intent.kind
         )
-    off = mem.disable(ctx, note.id)
+    off = change.disable(k, note.id)
     return Reply(
         f"Thanks — I've stopped using {_quote(off)}. You can correct or forget it.",
         intent.kind,
@@ -184,23 +186,21 @@ def _disable(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     )
 
 
-def _forget_last(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    note = _target(mem, ctx)
+def _forget_last(k: Kernel, intent: Intent) -> Reply:
+    note = _target(k)
     if note is None:
         return Reply("There is nothing recent to forget here.", intent.kind)
-    gone = mem.forget(ctx, note.id)
+    gone = change.forget(k, note.id)
     return Reply(f"Forgot {_quote(note)}.", intent.kind, ["Memory changed: forgotten."], [gone])
 
 
-def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    from remem.erasure import about_member
-
-    notes = about_member(mem, ctx)
+def _forget_all(k: Kernel, intent: Intent) -> Reply:
+    notes = about_member(k)
     gone = [
-        mem.forget(ctx, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
+        change.forget(k, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
     ]
     notices = [f"Memory changed: {len(gone)} notes forgotten."]
-    notices.append(_complete_erasure(mem, ctx) or "")
+    notices.append(_complete_erasure(k) or "")
     return Reply(
         f"I've forgotten everything I remembered about you ({len(gone)} notes).",
         intent.kind,
@@ -209,16 +209,14 @@ def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     )
 
 
-def _complete_erasure(mem: Memory, ctx: RunContext) -> str | None:
-    """Physically erase the speaker's forgotten notes now (see :mod:`remem.erasure`);
+def _complete_erasure(k: Kernel) -> str | None:
+    """Physically erase the speaker's forgotten notes now (see :mod:`remem.app.erasure`);
     a notice saying what happened, or None when nothing waited."""
-    from remem.erasure import about_member, erase_forgotten
-
-    waiting = [n.id for n in about_member(mem, ctx) if n.status is Status.FORGOTTEN]
+    waiting = [n.id for n in about_member(k) if n.status is Status.FORGOTTEN]
     if not waiting:
         return None
     try:
-        report = erase_forgotten(mem, ctx, waiting)
+        report = erase_forgotten(k, waiting)
     except RememError as exc:
         return (
             f"Their text is not erased from storage yet ({exc}); it will be at your next "
@@ -227,16 +225,16 @@ def _complete_erasure(mem: Memory, ctx: RunContext) -> str | None:
     return f"Erased from storage: {len(report.notes_erased)} notes (no copy is kept)."
 
 
-def _preference(key: str, value: bool, text: str) -> Callable[[Memory, RunContext, Intent], Reply]:
-    def run(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-        change = mem.set_my_preferences(ctx, **{key: value})
-        return Reply(text, intent.kind, ["Memory settings changed.", *change.notices])
+def _preference(key: str, value: bool, text: str) -> Callable[[Kernel, Intent], Reply]:
+    def run(k: Kernel, intent: Intent) -> Reply:
+        done = set_my_preferences(k, **{key: value})
+        return Reply(text, intent.kind, ["Memory settings changed.", *done.notices])
 
     return run
 
 
-def _which_used(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
-    run_id, notes = last_used(mem, ctx)
+def _which_used(k: Kernel, intent: Intent) -> Reply:
+    run_id, notes = last_used(k)
     if run_id is None:
         return Reply("I haven't used any memories with you here yet.", intent.kind)
     if not notes:
@@ -245,7 +243,7 @@ def _which_used(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     return Reply(f"For that answer I used:\n{lines}", intent.kind, [], notes)
 
 
-HANDLERS: dict[IntentKind, Callable[[Memory, RunContext, Intent], Reply]] = {
+HANDLERS: dict[IntentKind, Callable[[Kernel, Intent], Reply]] = {
     IntentKind.REMEMBER: _remember,
     IntentKind.SCOPE_TO_CHANNEL: _scope_to_channel,
     IntentKind.LIST_ABOUT_ME: _list_about_me,
@@ -271,9 +269,7 @@ HANDLERS: dict[IntentKind, Callable[[Memory, RunContext, Intent], Reply]] = {
 }
 
 
-def run_command(
-    mem: Memory, ctx: RunContext, text: str, recognizer: CommandRecognizer
-) -> Reply | None:
+def run_command(k: Kernel, text: str, recognizer: CommandRecognizer) -> Reply | None:
     """Recognize and carry out a memory command; ``None`` when ``text`` is not one.
 
     A refusal (no personal scope, a secret, a denied scope) becomes a polite
@@ -282,6 +278,7 @@ def run_command(
     report definition: what ``learn`` would refuse from them) is told that only
     an admin can make it, and nothing is stored.
     """
+    ctx = k.ctx
     if len(text) > MAX_COMMAND_CHARS:
         return None  # a memory command is a sentence, not a pasted document
     intent = recognizer.recognize(text)
@@ -293,7 +290,7 @@ def run_command(
     if not ctx.has_personal_scope:
         return Reply("Memory commands are only available to paired people.", intent.kind)
     try:
-        return _inert(HANDLERS[intent.kind](mem, ctx, intent))
+        return _inert(HANDLERS[intent.kind](k, intent))
     except RememError as exc:
         return _inert(Reply(f"I couldn't do that: {exc}", intent.kind, []))
 

@@ -1,4 +1,4 @@
-"""Planning a ``remember``: defaults from the envelope, authorization, write policy.
+"""The remember use case: defaults from the envelope, authorization, write policy.
 
 Everything that can be decided before taking the log's lock is decided in
 :func:`plan_remember`; :meth:`RememberPlan.build` re-checks what depends on the
@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from remem.app.kernel import GRANTS_KEPT, Kernel
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
@@ -20,14 +21,13 @@ from remem.core.model import LIVE_STATUSES, Basis, Kind, Note, Scope, Source, St
 from remem.core.projection import State
 from remem.core.text import canonical_text, check_optional_id
 from remem.core.veto import Vetoes
-from remem.errors import Denied, InvalidInput, Rejected
+from remem.errors import InvalidInput, Rejected
 from remem.formation.revise import subject_rule
 from remem.policy.authz import Action, Target
 from remem.policy.config import Limits
-from remem.policy.guard import check_note_fields, check_note_text
-
-if TYPE_CHECKING:
-    from remem.service import Memory
+from remem.policy.guard import check_note_fields
+from remem.policy.review import evidence_events, initial_status
+from remem.policy.write_policy import screen_write
 
 _PREFERENCE_CUE = re.compile(
     r"\b(prefers?|preferred|likes?|dislikes?|loves?|hates?|wants?|would rather|rather than)\b",
@@ -122,12 +122,12 @@ class RememberPlan:
     limits: Limits
     status: Status | None = None  # internal: relearn's quarantine (``unverified``)
 
-    def build(self, mem: Memory, ctx: RunContext, state: State) -> tuple[list[Event], str]:
+    def build(self, k: Kernel, state: State) -> tuple[list[Event], str]:
         """Events for this request against the current state, and the id of the note."""
-        same = mem._same(state, self.scope, self.scope_id, self.text)
+        same = k.same(state, self.scope, self.scope_id, self.text)
         if same is not None:
-            again = mem._reinforce(ctx, same, self.source)
-            again += mem._evidence_events(ctx, same, self.limits)
+            again = k.reinforce(same, self.source)
+            again += evidence_events(same, self.limits, k.envelope)
             return again, same.id
         limit = self.limits.max_notes_per_scope
         # Live notes are a subset of the scope's members: count them only near the limit.
@@ -143,7 +143,7 @@ class RememberPlan:
                 f"{limit}; forget or consolidate notes first",
                 reason="scope_full",
             )
-        status = self.status or mem._initial_status(ctx, state, self)
+        status = self.status or initial_status(k.ctx, self.scope, self.basis, self.limits)
         event = Remembered(
             note_id=new_id("note"),
             scope=self.scope,
@@ -158,7 +158,7 @@ class RememberPlan:
             expires_at=self.expires_at,
             said_at=self.said_at,
             source=self.source,
-            **mem._envelope(ctx),
+            **k.envelope(),
         )
         events: list[Event] = [event]
         if self.subject is not None and self.basis is Basis.EXPLICIT and status is Status.ACTIVE:
@@ -169,16 +169,15 @@ class RememberPlan:
                 scope_id=self.scope_id,
                 subject=self.subject,
                 said_at=event.said_at or event.ts,
-                envelope=mem._envelope(ctx),
+                envelope=k.envelope(),
                 text=self.text,
-                vetoes=Vetoes(state, mem._agent(ctx).secret),
+                vetoes=Vetoes(state, k.agent.secret),
             )
         return events, event.note_id
 
 
 def plan_remember(
-    mem: Memory,
-    ctx: RunContext,
+    k: Kernel,
     text: str,
     *,
     scope: Scope | str | None,
@@ -197,20 +196,19 @@ def plan_remember(
     written. Called under the writer lock (:func:`commit_plan`), so the checks see the
     state as it is at that moment: a steward removed or a policy changed by another
     process a moment ago counts."""
+    ctx = k.ctx
     text = canonical_text(text)  # one stored form on every path (remem.core.text)
     parsed_kind = parse_enum(Kind, kind, "kind") if kind is not None else default_kind(text)
     parsed_basis = parse_enum(Basis, basis, "basis")
     parsed_scope = (
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
-    resolved_id, limits, plain_source = _grant(mem, ctx, state, parsed_scope, scope_id)
-    if parsed_kind is Kind.PROCEDURE and not ctx.role.is_admin:
-        raise Denied(
-            "denied (procedure_admin_only): procedures are operational knowledge that only "
-            "human admins author",
-            rule="procedure_admin_only",
-        )
-    mem._check_write_policy(ctx, text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id)
+    resolved_id, limits, plain_source = _grant(k, state, parsed_scope, scope_id)
+    if parsed_kind is Kind.PROCEDURE:
+        k.require_envelope(Action.WRITE_PROCEDURE)
+    screen_write(
+        text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id, state.preferences
+    )
     if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
         raise InvalidInput(
             f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
@@ -231,15 +229,15 @@ def plan_remember(
         subject=subject,
         tags=parsed_tags,
         pinned=pinned,
-        expires_at=mem._parse_time(expires_at, "expires_at"),
-        said_at=mem._parse_time(said_at, "said_at"),
+        expires_at=k.parse_time(expires_at, "expires_at"),
+        said_at=k.parse_time(said_at, "said_at"),
         source=parsed_source,
         limits=limits,
     )
 
 
 def _grant(
-    mem: Memory, ctx: RunContext, state: State, scope: Scope, scope_id: str | None
+    k: Kernel, state: State, scope: Scope, scope_id: str | None
 ) -> tuple[str | None, Limits, Source]:
     """The scope id a new note of ``ctx`` in ``scope`` goes to, once ``ctx`` may create it
     there, the limits that apply, and the envelope's source without a message id (raises
@@ -250,57 +248,40 @@ def _grant(
     change of either version is a new key), so repeated writes of one run skip the work.
     Refusals are never kept: they are decided again on every call.
     """
-    resolved_id = mem._resolve_scope_id(ctx, scope, scope_id)  # also checks scope_id
+    ctx = k.ctx
+    resolved_id = k.resolve_scope_id(scope, scope_id)  # also checks scope_id
     # Keyed by the envelope object (a run passes the same one to each write; an equal
     # one is decided afresh), held in the entry so that its id cannot be reused.
-    version = mem._book.file().version
+    version = k.policy_version()
     key = (id(ctx), scope.value, resolved_id, version, state.serial, state.policy_version)
-    grants = mem._grants
+    grants = k.engine.grants
     granted = grants.get(key)
     if granted is not None and granted[0] is ctx:
         return granted[1], granted[2], granted[3]
-    mem._require(ctx, state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
-    limits = mem.limits(ctx, ctx.channel)
+    k.require(state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
+    limits = k.limits(ctx.channel)
     plain = _source(ctx, None)
-    if mem._book.file().version != version:  # edited meanwhile: decided, but not kept
+    if k.policy_version() != version:  # edited meanwhile: decided, but not kept
         return resolved_id, limits, plain
-    if len(grants) >= _GRANTS_KEPT:
+    if len(grants) >= GRANTS_KEPT:
         grants.clear()
     grants[key] = (ctx, resolved_id, limits, plain)
     return resolved_id, limits, plain
 
 
-#: Grants kept per Memory (a bound; cleared when reached).
-_GRANTS_KEPT = 1024
-
-
-def check_write_policy(text: str, kind: Kind, limits: Limits) -> None:
-    """Content rules common to every write: memory on, kind allowed, size, secrets."""
-    if not limits.enabled:
-        raise Rejected("memory is turned off here by policy", reason="memory_off")
-    if kind not in limits.kinds:
-        allowed = ", ".join(sorted(k.value for k in limits.kinds)) or "none"
-        raise Rejected(
-            f"kind {kind.value!r} is not allowed here (allowed: {allowed})",
-            reason="kind_not_allowed",
-        )
-    check_note_text(text, max_chars=limits.max_note_chars)
-
-
 __all__ = [
     "RememberPlan",
-    "check_write_policy",
     "commit_plan",
     "default_kind",
     "default_scope",
     "plan_remember",
+    "remember",
     "remember_as",
 ]
 
 
 def remember_as(
-    mem: Memory,
-    ctx: RunContext,
+    k: Kernel,
     text: str,
     *,
     scope: Scope,
@@ -318,8 +299,7 @@ def remember_as(
 
     def plan(state: State) -> RememberPlan:
         planned = plan_remember(
-            mem,
-            ctx,
+            k,
             text,
             scope=scope,
             scope_id=None,
@@ -336,11 +316,47 @@ def remember_as(
         source = replace(planned.source, author_id=author)
         return replace(planned, source=source, status=status)
 
-    return commit_plan(mem, ctx, plan)
+    return commit_plan(k, plan)
 
 
-def commit_plan(mem: Memory, ctx: RunContext, plan: Callable[[State], RememberPlan]) -> Note:
+def commit_plan(k: Kernel, plan: Callable[[State], RememberPlan]) -> Note:
     """Plan a remember and write it, both under the writer lock; returns the note."""
-    agent = mem._agent(ctx)
-    note_id = agent.write(lambda state: plan(state).build(mem, ctx, state))
+    agent = k.agent
+    note_id = agent.write(lambda state: plan(state).build(k, state))
     return agent.state.notes[note_id]
+
+
+def remember(
+    k: Kernel,
+    text: str,
+    *,
+    scope: Scope | str | None = None,
+    scope_id: str | None = None,
+    kind: Kind | str | None = None,
+    basis: Basis | str = Basis.EXPLICIT,
+    subject: str | None = None,
+    tags: Iterable[str] = (),
+    pinned: bool = False,
+    expires_at: datetime | str | None = None,
+    source: Source | dict[str, Any] | str | None = None,
+    said_at: datetime | str | None = None,
+) -> Note:
+    """``Memory.remember``: plan and write under the writer lock; returns the note."""
+    return commit_plan(
+        k,
+        lambda state: plan_remember(
+            k,
+            text,
+            scope=scope,
+            scope_id=scope_id,
+            kind=kind,
+            basis=basis,
+            subject=subject,
+            tags=tags,
+            pinned=pinned,
+            expires_at=expires_at,
+            source=source,
+            said_at=said_at,
+            state=state,
+        ),
+    )

@@ -1,15 +1,16 @@
-"""Formation and belief revision over the ``Memory`` facade: learn, relearn, supersede,
-revisions, undo, consolidate. ``Memory`` exposes each as a method."""
+"""Formation and belief revision use cases: learn, relearn, supersede, revisions, undo,
+consolidate (``Memory`` exposes each as a method)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from remem.context import RunContext
-from remem.core.events import Event, Remembered, Superseded
+from remem.app.kernel import Kernel
+from remem.app.learn import Learner
+from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
 from remem.core.model import Basis, Note, Scope, Source, Status
 from remem.core.projection import Revision, State
@@ -18,19 +19,15 @@ from remem.errors import InvalidInput, NotFound
 from remem.formation.bounds import check_messages
 from remem.formation.classify import Classifier
 from remem.formation.consolidate import ConsolidationReport, find_groups
-from remem.formation.extract import Learner, LearnReport, Message, normalize_messages
+from remem.formation.extract import LearnReport, Message, normalize_messages
 from remem.formation.revise import CONSOLIDATION, MANUAL, retire, undo_events
 from remem.policy.authz import Action, Target
-
-if TYPE_CHECKING:
-    from remem.service import Memory
 
 MAX_SLICE = 1_000
 
 
 def learn(
-    mem: Memory,
-    ctx: RunContext,
+    k: Kernel,
     messages: Sequence[Message | dict[str, Any]],
     classifier: Classifier,
     *,
@@ -46,13 +43,12 @@ def learn(
         raise InvalidInput("summary must be a string")
     check_messages(messages, summary)  # sizes, fields and ids, before any work
     parsed = normalize_messages(messages)
-    mem._state(ctx)
-    return Learner(mem, ctx, classifier, relearn=relearn).run(parsed, summary)
+    k.state()
+    return Learner(k, classifier, relearn=relearn).run(parsed, summary)
 
 
 def relearn(
-    mem: Memory,
-    ctx: RunContext,
+    k: Kernel,
     archive: str | Path | Iterable[dict[str, Any]],
     classifier: Classifier,
 ) -> LearnReport:
@@ -60,33 +56,33 @@ def relearn(
     non-admins said of operational knowledge is quarantined as ``unverified``."""
     from remem.formation.archive import read_archive
 
-    state = mem._state(ctx)
-    mem._require(ctx, state, Action.ADMINISTER, Target(Scope.AGENT))
+    state = k.state()
+    k.require(state, Action.ADMINISTER, Target(Scope.AGENT))
     messages, _ = read_archive(archive)
-    return learn(mem, ctx, messages, classifier, relearn=True)
+    return learn(k, messages, classifier, relearn=True)
 
 
-def _vetoes(mem: Memory, ctx: RunContext, state: State) -> Vetoes:
-    return Vetoes(state, mem._agent(ctx).secret)
+def _vetoes(k: Kernel, state: State) -> Vetoes:
+    return Vetoes(state, k.agent.secret)
 
 
-def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
+def supersede(k: Kernel, old_id: str, new_id_: str) -> Note:
     """Retire ``old_id`` in favour of ``new_id_`` by hand (works on pinned notes too)."""
-    agent = mem._agent(ctx)
+    agent = k.agent
 
     def build(state: State) -> tuple[list[Event], str]:
-        old = mem._visible(ctx, state, old_id)
-        new = mem._visible(ctx, state, new_id_)
-        mem._require(ctx, state, Action.CHANGE, mem._target(old))
+        old = k.visible(state, old_id)
+        new = k.visible(state, new_id_)
+        k.require(state, Action.CHANGE, k.target(old))
         if old.status is not Status.ACTIVE or new.status is not Status.ACTIVE:
             raise InvalidInput("both notes must be active to supersede one by the other")
         events = retire(
-            _vetoes(mem, ctx, state),
+            _vetoes(k, state),
             old,
             Said.of(new),
             MANUAL,
             "superseded by hand",
-            mem._envelope(ctx),
+            k.envelope(),
         )
         if not events:
             raise InvalidInput(
@@ -98,89 +94,74 @@ def supersede(mem: Memory, ctx: RunContext, old_id: str, new_id_: str) -> Note:
     return agent.state.notes[agent.write(build)]
 
 
-def revisions(mem: Memory, ctx: RunContext) -> list[Revision]:
-    """Revisions whose retired note ``ctx`` may read, oldest first; a replacing note
-    ``ctx`` may not read is not named (its ``replacement`` is ``""``)."""
-    state = mem._state(ctx)
+def revisions(k: Kernel) -> list[Revision]:
+    """Revisions whose retired note the envelope may read, oldest first; a replacing note
+    the envelope may not read is not named (its ``replacement`` is ``""``)."""
+    state = k.state()
     return sorted(
-        (row for rev in state.revisions.values() if (row := _visible_row(mem, ctx, state, rev))),
+        (row for rev in state.revisions.values() if (row := _visible_row(k, state, rev))),
         key=lambda r: r.id,
     )
 
 
-def _visible_row(mem: Memory, ctx: RunContext, state: State, rev: Revision) -> Revision | None:
-    """``rev`` as ``ctx`` may see it, or None when its retired note is not visible."""
+def _visible_row(k: Kernel, state: State, rev: Revision) -> Revision | None:
+    """``rev`` as the envelope may see it, or None when its retired note is not visible."""
     note = state.notes.get(rev.retired)
-    if note is None or not mem._can_read(ctx, state, note):
+    if note is None or not k.can_read(state, note):
         return None
     replacement = state.notes.get(rev.replacement)
-    if replacement is None or not mem._can_read(ctx, state, replacement):
+    if replacement is None or not k.can_read(state, replacement):
         return replace(rev, replacement="")
     return rev
 
 
-def hide_unseen_replacements(
-    mem: Memory, ctx: RunContext, state: State, events: list[Event]
-) -> list[Event]:
-    """``events`` of a note ``ctx`` may see, without naming a replacing note it may not
-    (a retirement's ``by`` is ``""`` then, as in :func:`revisions`)."""
-    out = []
-    for ev in events:
-        if isinstance(ev, Superseded) and ev.by:
-            by = state.notes.get(ev.by)
-            if by is None or not mem._can_read(ctx, state, by):
-                ev = replace(ev, by="")
-        out.append(ev)
-    return out
-
-
-def undo(mem: Memory, ctx: RunContext, revision_ids: Sequence[str]) -> list[Revision]:
+def undo(k: Kernel, revision_ids: Sequence[str]) -> list[Revision]:
     """Undo revisions: the retired notes return, the replacing notes stay, and each pair
-    stands as a veto. A revision whose retired note ``ctx`` may not see is reported as not
+    stands as a veto. A revision whose retired note the envelope may not see is reported as not
     visible, naming nothing of it but the id the caller gave."""
-    agent = mem._agent(ctx)
+    agent = k.agent
 
     def build(state: State) -> tuple[list[Event], list[str]]:
         for rev_id in revision_ids:
             if not isinstance(rev_id, str):
                 raise InvalidInput(f"{rev_id!r} is not a revision id (they look like rev_01J…)")
             rev = state.revisions.get(rev_id)
-            if rev is None or _visible_row(mem, ctx, state, rev) is None:
+            if rev is None or _visible_row(k, state, rev) is None:
                 raise NotFound(
                     f"no revision {rev_id} is visible here (it does not exist, or this "
                     "context may not see it)"
                 )
-            mem._require(ctx, state, Action.CHANGE, mem._target(state.notes[rev.retired]))
-        vetoes = _vetoes(mem, ctx, state)
-        return undo_events(state, vetoes, revision_ids, mem._envelope(ctx)), list(revision_ids)
+            k.require(state, Action.CHANGE, k.target(state.notes[rev.retired]))
+        vetoes = _vetoes(k, state)
+        return undo_events(state, vetoes, revision_ids, k.envelope()), list(revision_ids)
 
     done = agent.write(build)
     state = agent.state
-    return [row for r in done if (row := _visible_row(mem, ctx, state, state.revisions[r]))]
+    return [row for r in done if (row := _visible_row(k, state, state.revisions[r]))]
 
 
-def undo_run(mem: Memory, ctx: RunContext, run_id: str) -> list[Revision]:
-    """Undo every revision a run made that ``ctx`` may see."""
-    ids = [r.id for r in revisions(mem, ctx) if r.run_id == run_id and not r.undone]
+def undo_run(k: Kernel, run_id: str) -> list[Revision]:
+    """Undo every revision a run made that the envelope may see."""
+    ids = [r.id for r in revisions(k) if r.run_id == run_id and not r.undone]
     if not ids:
         raise NotFound(f"run {run_id} made no revision visible here that can be undone")
-    return undo(mem, ctx, ids)
+    return undo(k, ids)
 
 
-def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> ConsolidationReport:
+def consolidate(k: Kernel, *, dry_run: bool = False) -> ConsolidationReport:
     """Merge near-duplicate live notes per scope (owners and admins)."""
-    agent = mem._agent(ctx)
+    agent = k.agent
     state = agent.sync()
-    mem._require(ctx, state, Action.ADMINISTER, Target(Scope.AGENT))
-    report = ConsolidationReport(run_id=ctx.run_id, dry_run=dry_run)
-    report.groups = find_groups(state, _vetoes(mem, ctx, state))
+    k.require(state, Action.ADMINISTER, Target(Scope.AGENT))
+    report = ConsolidationReport(run_id=k.ctx.run_id, dry_run=dry_run)
+    report.groups = find_groups(state, _vetoes(k, state))
     if dry_run or not report.groups:
         return report
 
     def build(st: State) -> tuple[list[Event], list[str]]:
         events: list[Event] = []
         merged_ids = []
-        for group in find_groups(st, _vetoes(mem, ctx, st)):
+        for group in find_groups(st, _vetoes(k, st)):
             first = group.sources[0]
             merged_id = new_id("note")
             basis = (
@@ -192,12 +173,12 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
             merged = Said(merged_id, group.text, first.subject)
             for source in group.sources:
                 retirements += retire(
-                    _vetoes(mem, ctx, st),
+                    _vetoes(k, st),
                     source,
                     merged,
                     CONSOLIDATION,
                     "says the same as merged note",
-                    mem._envelope(ctx),
+                    k.envelope(),
                 )
             if len(retirements) < 2:
                 continue  # find_groups left out what an undo vetoed: nothing to merge
@@ -215,8 +196,8 @@ def consolidate(mem: Memory, ctx: RunContext, *, dry_run: bool = False) -> Conso
                     subject=first.subject,
                     tags=tuple(sorted({t for n in group.sources for t in n.tags})),
                     said_at=max(n.said_at for n in group.sources),
-                    source=Source(run_id=ctx.run_id),
-                    **mem._envelope(ctx),
+                    source=Source(run_id=k.ctx.run_id),
+                    **k.envelope(),
                 )
             )
             merged_ids.append(merged_id)

@@ -13,15 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from remem.app.kernel import Kernel
 from remem.core.events import Erased, Event, NoteEvent, Restored, Superseded
 from remem.core.ids import new_id
-from remem.core.model import Note, Status
+from remem.core.model import Note, Scope, Status
 from remem.core.projection import State
 from remem.errors import StoreError
+from remem.policy.authz import Action, Target
 
 if TYPE_CHECKING:
-    from remem.context import RunContext
-    from remem.service import Memory
     from remem.store.base import TraceLog
 
 DEAD = frozenset({Status.FORGOTTEN, Status.REJECTED, Status.EXPIRED})
@@ -95,18 +95,18 @@ def scrub_traces(traces: TraceLog) -> None:
     traces.rewrite([scrub_record(record) for record in traces.all()])
 
 
-def finish_erasure(mem: Memory, ctx: RunContext) -> list[str]:
+def finish_erasure(k: Kernel) -> list[str]:
     """After a rewrite that erased notes: scrub the derived files that may hold their
     content, write the caches again from memory and drop the agent's text memos.
     Returns the files removed. A failure here is a ``StoreError`` with ``applied=True``
     (the log no longer holds the erased notes; the next open finishes the clean-up)."""
-    agent = mem._agent(ctx)
+    agent = k.agent
     try:
         scrub_traces(agent.traces)
-        removed = mem.backend.scrub(ctx.agent)
+        removed = k.backend.scrub(k.ctx.agent)
     except StoreError as exc:
         raise StoreError(
-            f"compaction of {ctx.agent} was applied (the log no longer holds the erased "
+            f"compaction of {k.ctx.agent} was applied (the log no longer holds the erased "
             f"notes), but its clean-up failed: {exc.message}; the next open of the store "
             "finishes it",
             applied=True,
@@ -116,29 +116,38 @@ def finish_erasure(mem: Memory, ctx: RunContext) -> list[str]:
     return removed
 
 
-def compact(mem: Memory, ctx: RunContext) -> CompactionReport:
+def compact(k: Kernel) -> CompactionReport:
     """``Memory.compact``: rewrite the log without dead notes' content, scrub the derived
     files that may hold it, and write them again from memory (owner only)."""
-    from remem.core.model import Scope
-    from remem.policy.authz import Action, Target
-
-    agent = mem._agent(ctx)
-    mem._require(ctx, agent.sync(), Action.COMPACT, Target(Scope.AGENT))
+    agent = k.agent
+    k.require(agent.sync(), Action.COMPACT, Target(Scope.AGENT))
     counts: dict[str, Any] = {}
 
     def build(state: State, events: list[Event]) -> list[Event]:
-        now = mem.clock()
-        dead = dead_notes(state, lambda note: mem.status_of(ctx, note, now))
-        kept = compact_events(events, dead, mem._envelope(ctx))
+        now = k.now()
+        dead = dead_notes(state, lambda note: k.status_of(note, now))
+        kept = compact_events(events, dead, k.envelope())
         counts.update(erased=sorted(dead), before=len(events), after=len(kept))
         return kept
 
     agent.rewrite(build)  # a StoreError says whether the new log is in place (applied)
-    removed = finish_erasure(mem, ctx)
+    removed = finish_erasure(k)
     return CompactionReport(
-        agent=ctx.agent,
+        agent=k.ctx.agent,
         notes_erased=counts["erased"],
         events_before=counts["before"],
         events_after=counts["after"],
         files_removed=removed,
     )
+
+
+def trash_agent(k: Kernel, agent: str) -> str:
+    """``Memory.trash_agent``: move an agent's data to the trash (the owner of that
+    agent only: rules ``other_agent`` and ``owner_only``); returns where it went."""
+    from remem.core.text import check_id
+
+    check_id(agent, "agent")
+    k.require_envelope(Action.TRASH_AGENT, Target(Scope.AGENT, agent=agent))
+    k.state()
+    k.engine.drop_agent(agent)
+    return k.backend.trash_agent(agent)

@@ -1,0 +1,288 @@
+"""The application kernel: what every use case asks of the house, in one place.
+
+:class:`Engine` is what one :class:`remem.Memory` shares across calls and threads: the
+backend, the policy book, the clock, the role ceiling, the classifier and command
+recognizer, and one :class:`~remem.agentlog.AgentLog` per open agent.
+
+:class:`Kernel` is one call: built by :meth:`Engine.kernel` from the trusted
+:class:`~remem.context.RunContext` (checked against the role ceiling) and that agent's
+log. It owns visibility (:meth:`Kernel.visible`, :meth:`Kernel.can_read`), authorization
+with the state's stewards and policy (:meth:`Kernel.decide`, :meth:`Kernel.require`,
+both through :func:`remem.policy.authz.decide`), scope resolution, limits and
+retention (:meth:`Kernel.limits`, :meth:`Kernel.status_of`) and the envelope every
+event carries (:meth:`Kernel.envelope`). Use cases take a ``Kernel`` and call only
+these public methods.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from remem.agentlog import AgentLog
+from remem.commands.intents import CommandRecognizer
+from remem.commands.recognize import RuleRecognizer
+from remem.context import Role, RunContext
+from remem.core.events import Event, Reinforced
+from remem.core.ids import is_id, new_id
+from remem.core.model import Note, Scope, Source, Status, parse_ts, utcnow
+from remem.core.projection import State
+from remem.core.text import check_id
+from remem.errors import InvalidInput, NotFound
+from remem.formation.classify import Classifier, RuleClassifier
+from remem.policy.authz import (
+    Action,
+    Decision,
+    Target,
+    check_ceiling,
+    decide,
+    require,
+    within_ceiling,
+)
+from remem.policy.book import PolicyBook
+from remem.policy.config import Limits
+from remem.policy.layers import Merged
+from remem.store.base import Backend
+
+if TYPE_CHECKING:
+    from remem.recall.engine import RecallPolicy
+    from remem.store.base import TornTail
+
+Clock = Callable[[], datetime]
+
+_REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
+_NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
+_AGENT = Target(Scope.AGENT)
+#: Grants kept per Engine (a bound; cleared when reached); see remem.app.remember.
+GRANTS_KEPT = 1024
+
+
+class Engine:
+    """What one ``Memory`` shares: backend, policy, clock, ceiling, open agents."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Clock | None = None,
+        max_role: Role = Role.OWNER,
+        classifier: Classifier | None = None,
+        recognizer: CommandRecognizer | None = None,
+    ) -> None:
+        if clock is not None and not callable(clock):
+            raise InvalidInput("clock must be a function returning the current datetime")
+        self.backend = backend
+        self.clock: Clock = clock or utcnow
+        self.max_role = check_ceiling(max_role)
+        self.book = PolicyBook(backend)
+        self.recognizer: CommandRecognizer = recognizer or RuleRecognizer()
+        self.classifier: Classifier = classifier or RuleClassifier()
+        #: Recall policies per (state serial, preferences version, limits).
+        self.recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
+        #: Authorized creations: (envelope, target, policy versions) → (envelope, scope id,
+        #: limits, the envelope's plain source); see remem.app.remember.
+        self.grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits, Source]] = {}
+        self.book.file()  # a malformed policy file is an error at open
+        self._agents: dict[str, AgentLog] = {}
+        self._agents_lock = threading.Lock()
+
+    def kernel(self, ctx: RunContext) -> Kernel:
+        """The kernel of one call by ``ctx`` (``InvalidInput`` for anything but a
+        RunContext; ``Denied`` with rule ``role_ceiling`` above this engine's ceiling)."""
+        if not isinstance(ctx, RunContext):
+            raise InvalidInput("the first argument must be a remem.RunContext built by the host")
+        if self.max_role is not Role.OWNER:  # every method: no envelope above the ceiling
+            require(within_ceiling(ctx, self.max_role))
+        return Kernel(self, ctx, self.agent(ctx.agent))
+
+    def agent(self, name: str) -> AgentLog:
+        """The one open log of agent ``name`` (opened on first use)."""
+        agent = self._agents.get(name)
+        if agent is None:
+            # One AgentLog per agent: two threads opening it at once must not each build
+            # their own (they would share the log's file handle without sharing a lock).
+            with self._agents_lock:
+                agent = self._agents.get(name)
+                if agent is None:
+                    agent = self._agents[name] = AgentLog(self.backend, name)
+        return agent
+
+    def drop_agent(self, name: str) -> None:
+        """Close and forget agent ``name``'s open log (before it is trashed)."""
+        gone = self._agents.pop(name, None)
+        if gone is not None:
+            gone.close()
+
+    def repairs(self) -> list[TornTail]:
+        """The torn tails cut from the logs this engine opened (after a crash)."""
+        return [tail for agent in list(self._agents.values()) for tail in agent.log.repairs]
+
+    def close(self) -> None:
+        for agent in self._agents.values():
+            agent.close()
+        self.backend.close()
+        self._agents.clear()
+
+
+class Kernel:
+    """One call by one envelope: its agent's state, visibility, limits and envelope."""
+
+    __slots__ = ("agent", "ctx", "engine")
+
+    def __init__(self, engine: Engine, ctx: RunContext, agent: AgentLog) -> None:
+        self.engine = engine
+        self.ctx = ctx
+        self.agent = agent
+
+    def under(self, ctx: RunContext) -> Kernel:
+        """The kernel of a call by another envelope on the same engine."""
+        return self.engine.kernel(ctx)
+
+    @property
+    def backend(self) -> Backend:
+        return self.engine.backend
+
+    def now(self) -> datetime:
+        return self.engine.clock()
+
+    def state(self) -> State:
+        """The agent's state, caught up with the log."""
+        return self.agent.sync()
+
+    # -- authorization and visibility ------------------------------------------------
+
+    def decide(self, state: State, action: Action, target: Target) -> Decision:
+        """:func:`remem.policy.authz.decide` for this envelope, with the stewardship and
+        ``agent_write_access`` that ``state`` and policy grant."""
+        ctx = self.ctx
+        steward = False
+        if target.scope is Scope.CHANNEL and target.scope_id and ctx.actor:
+            stewards = state.channel_policies.get(target.scope_id, {}).get("stewards", ())
+            steward = ctx.actor in stewards
+        writer = False
+        if target.scope is Scope.AGENT and action is not Action.READ and not ctx.role.is_admin:
+            writer = self._agent_writer(state)
+        return decide(
+            ctx, action, target, steward=steward, agent_writer=writer, ceiling=self.engine.max_role
+        )
+
+    def _agent_writer(self, state: State) -> bool:
+        """Whether policy's ``agent_write_access`` names this actor, its role, or (with
+        ``role:steward``) a steward of any channel."""
+        ctx = self.ctx
+        access = self.limits().agent_write_access
+        if not access:
+            return False
+        if ctx.actor in access or f"role:{ctx.role.value}" in access:
+            return True
+        return "role:steward" in access and any(
+            ctx.actor in policy.get("stewards", ()) for policy in state.channel_policies.values()
+        )
+
+    def require(self, state: State, action: Action, target: Target) -> None:
+        """``Denied`` (with the rule) unless :meth:`decide` allows it."""
+        require(self.decide(state, action, target))
+
+    def require_envelope(self, action: Action, target: Target = _AGENT) -> None:
+        """``Denied`` unless the envelope alone allows ``action`` (the rules that need no
+        state: access, personal scope, procedures, trashing an agent)."""
+        require(decide(self.ctx, action, target, ceiling=self.engine.max_role))
+
+    @staticmethod
+    def target(note: Note) -> Target:
+        return Target(note.scope, note.scope_id, note.created_by)
+
+    def can_read(self, state: State, note: Note) -> bool:
+        return self.decide(state, Action.READ, self.target(note)).allowed
+
+    def visible(self, state: State, note_id: str) -> Note:
+        """The note ``note_id`` if this envelope may see it; ``NotFound`` otherwise (the
+        same answer as for a missing id)."""
+        if not isinstance(note_id, str) or not is_id(note_id, "note"):
+            raise InvalidInput(
+                f"{str(note_id)[:60]!r} is not a note id (note ids look like note_01J…)"
+            )
+        note = state.notes.get(note_id)
+        if note is None or not self.can_read(state, note):
+            raise NotFound(_NOT_FOUND.format(id=note_id))
+        return note
+
+    # -- the event envelope, scopes, limits ------------------------------------------
+
+    def envelope(self) -> dict[str, Any]:
+        """The fields every event written by this call carries."""
+        ctx = self.ctx
+        return {
+            "eid": new_id("ev"),
+            "ts": self.engine.clock(),
+            "actor": ctx.actor,
+            "role": ctx.role.value,
+            "run_id": ctx.run_id,
+            "channel": ctx.channel,
+        }
+
+    def resolve_scope_id(self, scope: Scope, scope_id: str | None) -> str | None:
+        """The scope id a note of this envelope in ``scope`` goes to: the one given, else
+        the speaker (user scope) or the channel (channel scope); agent scope has none."""
+        ctx = self.ctx
+        if scope is Scope.AGENT:
+            if scope_id is not None:
+                raise InvalidInput("agent scope has no scope_id")
+            return None
+        if scope_id is not None:
+            return check_id(scope_id, "scope_id")
+        if scope is Scope.USER:
+            self.require_envelope(Action.PERSONAL_SCOPE, Target(Scope.USER, ctx.actor))
+            return ctx.actor
+        if ctx.channel is None:
+            raise InvalidInput("this run has no channel; pass scope_id='<channel id>'")
+        return ctx.channel
+
+    def merged(self, channel: str | None) -> Merged:
+        """The policy layers merged for this agent (and ``channel``, with its stored
+        settings)."""
+        state = self.agent.state
+        channel_policy = state.channel_policies.get(channel) if channel else None
+        return self.engine.book.merged(self.ctx.agent, channel, channel_policy)
+
+    def limits(self, channel: str | None = None) -> Limits:
+        """The merged admin → agent (→ channel) limits for this agent."""
+        return self.merged(channel).limits
+
+    def policy_version(self) -> Any:
+        """The policy file's version (a grant kept under one is void under another)."""
+        return self.engine.book.file().version
+
+    def policy_warning(self) -> str | None:
+        return self.engine.book.warning
+
+    def status_of(self, note: Note, now: datetime | None = None) -> Status:
+        """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
+        now = now or self.engine.clock()
+        status = note.effective_status(now)
+        if status is Status.ACTIVE:
+            channel = note.scope_id if note.scope is Scope.CHANNEL else None
+            days = self.limits(channel).retention_days
+            if days is not None and note.said_at + timedelta(days=days) <= now:
+                return Status.EXPIRED
+        return status
+
+    def same(self, state: State, scope: Scope, scope_id: str | None, text: str) -> Note | None:
+        """The live note of that scope saying ``text``, which a write reinforces."""
+        return state.find_same(scope, scope_id, text, _REINFORCEABLE)
+
+    def reinforce(self, note: Note, source: Source) -> list[Event]:
+        return [Reinforced(note_id=note.id, source=source, **self.envelope())]
+
+    @staticmethod
+    def parse_time(value: datetime | str | None, what: str) -> datetime | None:
+        return parse_ts(value, what)
+
+    def rules_text(self) -> str:
+        """The agent's rules, joined in name order, for a recall's prompt."""
+        rules = self.engine.backend.read_rules(self.ctx.agent)
+        return "\n\n".join(
+            content.strip() for _, content in sorted(rules.items()) if content.strip()
+        )
