@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ from remem.core.model import (
     Status,
     parse_enum,
     parse_ts,
+    retained_until,
     utcnow,
 )
 from remem.core.projection import State
@@ -478,12 +479,12 @@ class Memory:
         if now is not None and not isinstance(now, datetime):
             raise InvalidInput("now must be a datetime or None")
         self._agent(ctx)
-        now = now or self.clock()
+        now = parse_ts(now, "now") or self.clock()  # a naive time is UTC, as everywhere
         status = note.effective_status(now)
         if status is Status.ACTIVE:
             channel = note.scope_id if note.scope is Scope.CHANNEL else None
             days = self.limits(ctx, channel).retention_days
-            if days is not None and note.said_at + timedelta(days=days) <= now:
+            if days is not None and retained_until(note.said_at, days) <= now:
                 return Status.EXPIRED
         return status
 
