@@ -196,9 +196,9 @@ def _forget_all(mem: Memory, ctx: RunContext, intent: Intent) -> Reply:
     from remem.erasure import about_member
 
     notes = about_member(mem, ctx)
-    gone = [
-        mem.forget(ctx, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
-    ]
+    # A rejected note is never used, but its text stays on disk until a compaction:
+    # forgetting it too lets this erasure remove it with the rest.
+    gone = [mem.forget(ctx, n.id) for n in notes if n.status is not Status.FORGOTTEN]
     notices = [f"Memory changed: {len(gone)} notes forgotten."]
     notices.append(_complete_erasure(mem, ctx) or "")
     return Reply(
