@@ -52,8 +52,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def limits(mem: Memory, ctx: RunContext, channel: str | None = None) -> Limits:
-    """The merged admin → agent (→ channel) limits for ``ctx``'s agent."""
+    """The merged admin → agent (→ channel) limits for ``ctx``'s agent. Another channel's
+    limits are its policy: only those who may read that channel see them (as with
+    :func:`channel_policy`)."""
     state = mem._agent(ctx).state
+    if channel is not None and channel != ctx.channel:
+        mem._require(ctx, state, Action.READ, Target(Scope.CHANNEL, channel))
     channel_policy = state.channel_policies.get(channel) if channel else None
     return mem._book.merged(ctx.agent, channel, channel_policy).limits
 
