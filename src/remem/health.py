@@ -67,6 +67,41 @@ def check_agent(root: Path, agent: str) -> Iterator[Finding]:
             "a compaction's clean-up is unfinished; the next open of the store finishes it",
         )
     yield from _check_catalog(folder, path, agent)
+    yield from _check_side_files(folder, agent)
+
+
+def _check_side_files(folder: Path, agent: str) -> Iterator[Finding]:
+    """The files beside the log that recall reads: ``traces.jsonl`` and each rule (a
+    directory or an unreadable file there makes every recall of the agent fail), the
+    ``rules`` folder (a file there hides every rule) and ``vectors.cache`` (ignored:
+    recall rebuilds the vectors each time)."""
+    traces = folder / "traces.jsonl"
+    if traces.exists() and not traces.is_file():
+        yield Finding(
+            "fail", f"{agent}: traces", f"{traces} is not a file: every recall fails; move it"
+        )
+    rules = folder / "rules"
+    if rules.exists() and not rules.is_dir():
+        yield Finding(
+            "fail", f"{agent}: rules", f"{rules} is not a folder: no rule reaches a prompt"
+        )
+    elif rules.is_dir():
+        for rule in sorted(rules.glob("*.md")):
+            try:
+                rule.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                yield Finding(
+                    "fail",
+                    f"{agent}: rules",
+                    f"cannot read rule {rule} ({exc}): every recall fails",
+                )
+    vectors = folder / "vectors.cache"
+    if vectors.exists() and not vectors.is_file():
+        yield Finding(
+            "warn",
+            f"{agent}: vector cache",
+            f"{vectors} is not a file: vectors are recomputed at every open; move it",
+        )
 
 
 def _check_log(root: Path, agent: str, path: Path) -> Iterator[Finding]:

@@ -16,6 +16,8 @@ the first line of stdout and serves until killed. ``POST
 * ``missing``     an item without ``statement``
 * ``personalize`` category ``personal`` whatever the message says
 * ``empty``       ``{"items": []}``
+* ``deepcontent`` 200 with message content nested 100,000 levels deep
+* ``deepbody``    200 with a body nested 100,000 levels deep
 
 ``GET /_last`` returns what the last POST carried: its headers (lower-cased
 names) and JSON body, so tests can see the Authorization header and prompt.
@@ -71,6 +73,7 @@ _CONTENT: dict[str, str] = {
     ),
     "missing": json.dumps({"items": [{"category": "personal", "kind": "preference"}]}),
     "empty": json.dumps({"items": []}),
+    "deepcontent": "[" * 100_000 + "]" * 100_000,
 }
 
 
@@ -141,6 +144,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(307, b"{}", {"Location": "/v1/elsewhere"})
             elif model == "badbody":
                 self._send(200, b"<html>not json</html>")
+            elif model == "deepbody":
+                self._send(200, b"[" * 100_000 + b"]" * 100_000)
             elif model in _CONTENT:
                 self._send(200, completion(model, _CONTENT[model]))
             else:

@@ -133,6 +133,8 @@ def test_request_quotes_the_message_as_data(base_url: str) -> None:
         ("redirect", "http 307"),
         ("malformed", "malformed json"),
         ("badbody", "malformed json"),
+        ("deepcontent", "malformed json"),
+        ("deepbody", "malformed json"),
         ("badlabel", "invalid label"),
         ("badkind", "invalid label"),
         ("missing", "missing field"),

@@ -196,9 +196,9 @@ def _forget_last(k: Kernel, intent: Intent) -> Reply:
 
 def _forget_all(k: Kernel, intent: Intent) -> Reply:
     notes = about_member(k)
-    gone = [
-        change.forget(k, n.id) for n in notes if n.status not in (Status.FORGOTTEN, Status.REJECTED)
-    ]
+    # A rejected note is never used, but its text stays on disk until a compaction:
+    # forgetting it too lets this erasure remove it with the rest.
+    gone = [change.forget(k, n.id) for n in notes if n.status is not Status.FORGOTTEN]
     notices = [f"Memory changed: {len(gone)} notes forgotten."]
     notices.append(_complete_erasure(k) or "")
     return Reply(

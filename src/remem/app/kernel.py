@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.agentlog import AgentLog
@@ -27,7 +27,7 @@ from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext
 from remem.core.events import Event, Reinforced
 from remem.core.ids import is_id, new_id
-from remem.core.model import Note, Scope, Source, Status, parse_ts, utcnow
+from remem.core.model import Note, Scope, Source, Status, parse_ts, retained_until, utcnow
 from remem.core.projection import State
 from remem.core.text import check_id
 from remem.errors import InvalidInput, NotFound
@@ -265,7 +265,7 @@ class Kernel:
         if status is Status.ACTIVE:
             channel = note.scope_id if note.scope is Scope.CHANNEL else None
             days = self.limits(channel).retention_days
-            if days is not None and note.said_at + timedelta(days=days) <= now:
+            if days is not None and retained_until(note.said_at, days) <= now:
                 return Status.EXPIRED
         return status
 

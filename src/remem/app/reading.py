@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from remem.app.kernel import Kernel
 from remem.context import RunKind
 from remem.core.events import Corrected, Event, Remembered, Superseded
-from remem.core.model import Note, Scope, Status, parse_enum
+from remem.core.model import Note, Scope, Status, parse_enum, parse_ts
 from remem.core.projection import State
 from remem.core.text import check_id, check_optional_id
 from remem.errors import InvalidInput, NotFound
@@ -60,7 +60,7 @@ def status_of(k: Kernel, note: Note, now: datetime | None = None) -> Status:
         raise InvalidInput("note must be a remem.Note (from get, list or recall)")
     if now is not None and not isinstance(now, datetime):
         raise InvalidInput("now must be a datetime or None")
-    return k.status_of(note, now)
+    return k.status_of(note, parse_ts(now, "now"))  # a naive time is UTC, as everywhere
 
 
 def _listable(

@@ -31,8 +31,13 @@ _POLICIES_KEPT = 1024
 
 
 def limits(k: Kernel, channel: str | None = None) -> Limits:
-    """The merged admin → agent (→ channel) limits for this agent."""
-    return k.limits(check_optional_id(channel, "channel"))
+    """The merged admin → agent (→ channel) limits for this agent. Another channel's
+    limits are its policy: only those who may read that channel see them (as with
+    :func:`channel_policy`)."""
+    channel = check_optional_id(channel, "channel")
+    if channel is not None and channel != k.ctx.channel:
+        k.require(k.state(), Action.READ, Target(Scope.CHANNEL, channel))
+    return k.limits(channel)
 
 
 def effective_policy(k: Kernel) -> dict[str, Any]:

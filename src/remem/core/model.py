@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -226,14 +226,35 @@ def parse_ts(value: str | datetime | None, what: str = "timestamp") -> datetime 
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
+        parsed = value
+    else:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(
+                f"{what} {value!r} is not an ISO 8601 time; use e.g. 2026-07-10T12:00:00Z"
+            ) from None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    if parsed.tzinfo is UTC:
+        return parsed
+    try:  # an offset can carry a time past datetime's range ("9999-12-31T23:00-14:00")
+        return parsed.astimezone(UTC)
+    except OverflowError:
         raise InvalidInput(
-            f"{what} {value!r} is not an ISO 8601 time; use e.g. 2026-07-10T12:00:00Z"
+            f"{what} {str(value)[:60]!r} is out of range once converted to UTC; "
+            "use a time between years 1 and 9999"
         ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def retained_until(said_at: datetime, days: int) -> datetime:
+    """When a note said at ``said_at`` leaves recall under ``days`` of retention; a time
+    too late for ``datetime`` (a note "said" near year 9999) is retained to the end of
+    time instead of crashing every recall and compaction that meets it."""
+    try:
+        return said_at + timedelta(days=days)
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 _WORDS = re.compile(r"[^\W_]+")
@@ -257,5 +278,6 @@ __all__ = [
     "normalize_text",
     "parse_enum",
     "parse_ts",
+    "retained_until",
     "utcnow",
 ]

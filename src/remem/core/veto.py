@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -35,7 +36,11 @@ KEY_HEX = 32
 
 
 def statement_key(secret: bytes, text: str, subject: str | None) -> str:
-    """The keyed hash of what a note says: its normalized text and its subject."""
+    """The keyed hash of what a note says: its normalized text and its subject. The text
+    is read in compatibility form (NFKC) first, so that the same words in fullwidth or
+    other compatibility letters are the same statement (ASCII text is unchanged)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     message = f"{subject or ''}\x00{normalize_text(text)}".encode("utf-8", "surrogatepass")
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:KEY_HEX]
 

@@ -73,7 +73,7 @@ def _rows(archive: str | Path | Iterable[dict[str, Any]]) -> list[dict[str, Any]
                 continue
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
                 raise InvalidInput(f"{path} line {number} is not JSON") from None
             if not isinstance(row, dict):
                 raise InvalidInput(f"{path} line {number} is not a JSON object")

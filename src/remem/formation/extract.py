@@ -133,11 +133,25 @@ def _role(value: Role | str) -> Role | str:
         ) from None
 
 
+def _from_dict(raw: dict[Any, Any], number: int) -> Message:
+    """A message given as a dict: its keys must be Message's fields, author, role and text
+    given (a missing or unknown key is the caller's mistake, not a TypeError)."""
+    fields = ("author", "role", "text", "message_id", "ts")
+    keys = set(raw)
+    if not keys <= set(fields) or not {"author", "role", "text"} <= keys:
+        shown = sorted(str(k)[:40] for k in keys)
+        raise InvalidInput(
+            f"message {number} as a dict needs the keys author, role and text (optional: "
+            f"message_id, ts); it has {shown[:8]}"
+        )
+    return Message(**raw)
+
+
 def normalize_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
     """Accept ``Message`` objects or dicts; validate roles and text."""
     out = []
-    for raw in messages:
-        msg = Message(**raw) if isinstance(raw, dict) else raw
+    for number, raw in enumerate(messages, 1):
+        msg = _from_dict(raw, number) if isinstance(raw, dict) else raw
         if not isinstance(msg, Message) or not isinstance(msg.text, str):
             raise InvalidInput("each message must be a remem.Message with text")
         out.append(replace(msg, role=_role(msg.role), ts=parse_ts(msg.ts, "message ts")))

@@ -229,7 +229,7 @@ def _message_content(raw: bytes) -> str:
     try:
         data = json.loads(raw)
         content = data["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
         raise _Failure("malformed json") from None
     if not isinstance(content, str):
         raise _Failure("malformed json")
@@ -251,7 +251,7 @@ def parse_items(content: str, text: str) -> tuple[Item, ...]:
     """
     try:
         data = json.loads(content)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         raise _Failure("malformed json") from None
     if not isinstance(data, dict):
         raise _Failure("malformed json")

@@ -32,6 +32,7 @@ from remem.errors import Rejected
 from remem.policy.scan_form import scan_form
 from remem.policy.secrets import scan_id, scan_secret
 from remem.policy.sensitive import scan_sensitive
+from remem.policy.split_tokens import rejoined
 
 __all__ = [
     "Finding",
@@ -69,9 +70,22 @@ def _secret_finding(hit: tuple[str, str] | None, where: str = "note") -> Finding
     return Finding("secret", detector, message)
 
 
+def _scan(strict: str) -> tuple[str, str] | None:
+    """:func:`scan_secret` of a text in its strict form, and of each credential token in
+    it that whitespace broke (a line break or a no-break space inside a token is shown
+    as a space: readers glue it back), glued back (see :mod:`remem.policy.split_tokens`)."""
+    hit = scan_secret(strict)
+    if hit is None:
+        for token in rejoined(strict):
+            hit = scan_secret(token)
+            if hit is not None:
+                break
+    return hit
+
+
 def find_secret(text: str) -> Finding | None:
     """Return a ``secret`` finding if ``text`` carries a credential, else ``None``."""
-    return _secret_finding(scan_secret(scan_form(text)))
+    return _secret_finding(_scan(scan_form(text)))
 
 
 def find_sensitive(text: str) -> Finding | None:
@@ -111,7 +125,7 @@ def check_note_text(text: str, *, max_chars: int = 500) -> None:
             "Split it into several shorter notes, one statement each.",
             "too_long",
         )
-    finding = _secret_finding(scan_secret(strict))
+    finding = _secret_finding(_scan(strict))
     if finding is not None:
         raise Rejected(finding.message, "secret")
 
@@ -137,6 +151,6 @@ def check_note_fields(
 def check_rule_text(name: str, content: str) -> None:
     """Raise :class:`~remem.errors.Rejected` (``reason="secret"``) if a rule's content
     carries a credential: rules are shown in every system prompt."""
-    finding = _secret_finding(scan_secret(scan_form(content)), f"rule {name!r}")
+    finding = _secret_finding(_scan(scan_form(content)), f"rule {name!r}")
     if finding is not None:
         raise Rejected(finding.message, "secret")

@@ -6,11 +6,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.context import RunContext, RunKind
-from remem.core.model import Kind, Note, Scope, Status, format_ts, normalize_text
+from remem.core.model import (
+    Kind,
+    Note,
+    Scope,
+    Status,
+    format_ts,
+    normalize_text,
+    retained_until,
+)
 from remem.core.projection import ScopeKey, State
 from remem.core.veto import Said, Vetoes
 from remem.policy.config import Limits
@@ -70,7 +78,7 @@ def _reason(
 ) -> str | None:
     status = note.effective_status(now)
     days = policy.retention_for(note)
-    if status is Status.ACTIVE and days is not None and note.said_at + timedelta(days=days) <= now:
+    if status is Status.ACTIVE and days is not None and retained_until(note.said_at, days) <= now:
         status = Status.EXPIRED
     if status is not Status.ACTIVE:
         return _STATUS_REASON.get(status, status.value)
@@ -253,7 +261,7 @@ def _deadline(notes: Sequence[Note], policy: RecallPolicy) -> datetime | None:
     for note in notes:
         days = policy.retention_for(note)
         if days is not None:
-            ends.append(note.said_at + timedelta(days=days))
+            ends.append(retained_until(note.said_at, days))
     return min(ends, default=None)
 
 
