@@ -9,7 +9,7 @@ import pytest
 
 from remem import Denied, Memory, NotFound, Role, RunContext
 from remem.core.model import Scope
-from remem.policy.authz import Action, Target, decide
+from remem.policy.authz import Action, Grants, Target, decide
 
 A = "yuko"
 PRINCIPALS = {
@@ -131,3 +131,50 @@ def test_a_trace_of_another_person_is_not_found(mem: Memory) -> None:
     with pytest.raises(NotFound):
         mem.explain(bob, run)
     assert mem.explain(alice, run).run_id == run
+
+
+# -- the grant rules (ASSUME_ENVELOPE) and a principal's caps on learned labels -----------
+
+HOST = Grants(("yuko",), ("general",), ("a*",), Role.ADMIN, frozenset({Role.CRON}))
+SESSION = Grants(("yuko",), ("dm:alice",), ("alice",), Role.MEMBER, session=True)
+
+# fmt: off
+GRANT_RULES: list[tuple[RunContext, Grants | None, bool, str]] = [
+    # envelope                                             grants   ok     rule
+    (RunContext.group(A, "general", "ann", Role.ADMIN),     HOST,    True,  "granted_conversation"),
+    (RunContext.group(A, "general", "eve", Role.UNPAIRED),  None,    False, "no_grants"),
+    (RunContext.group("kiko", "general", "ann"),            HOST,    False, "agent_not_granted"),
+    (RunContext.group(A, "random", "ann"),                  HOST,    False, "channel_not_granted"),
+    (RunContext.group(A, "general", "bob"),                 HOST,    False, "actor_not_granted"),
+    (RunContext.group(A, "general", "ann", Role.OWNER),     HOST,    False, "role_above_grant"),
+    (RunContext.system(A, Role.CRON, channel="general"),    HOST,    True,  "granted_system"),
+    (RunContext.system(A, Role.WEBHOOK),                    HOST,    False, "system_not_granted"),
+    (RunContext.task(A, "general"),                         HOST,    False, "system_not_granted"),
+    (RunContext.knowledge(A),                               HOST,    False, "system_not_granted"),
+    (RunContext.owner(A),                                   HOST,    False, "owner_not_granted"),
+    (RunContext.dm(A, "dm:alice", "alice"),                 SESSION, True,  "member_session"),
+    (RunContext.dm(A, "dm:alice", "alice", Role.ADMIN),     SESSION, False, "member_session_role"),
+    (RunContext.group(A, "dm:alice", "alice"),              SESSION, False, "member_session"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("ctx", "grants", "allowed", "rule"), GRANT_RULES)
+def test_grant_rule_table(ctx: RunContext, grants: Grants | None, allowed: bool, rule: str) -> None:
+    decision = decide(ctx, Action.ASSUME_ENVELOPE, AGENT, grants=grants)
+    assert (decision.allowed, decision.rule) == (allowed, rule), decision.reason
+    assert decision.allowed or decision.reason
+
+
+def test_a_principals_label_ceiling_and_actor_patterns_bound_learned_messages() -> None:
+    cron = RunContext.system(A, Role.CRON, channel="general")
+    group = RunContext.group(A, "general", "ann")
+
+    def label(ctx: RunContext, author: str, role: Role) -> str:
+        target = Target(Scope.USER, author, author, role)
+        return decide(ctx, Action.ASSERT_ROLE, target, labels=Role.MEMBER, grants=HOST).rule
+
+    assert label(group, "ann", Role.MEMBER) == "message_role"
+    assert label(group, "abe", Role.ADMIN) == "role_ceiling"  # above the principal's max_role
+    assert label(group, "bob", Role.MEMBER) == "actor_not_granted"  # not an "a*" actor
+    assert label(cron, "cron", Role.CRON) == "message_role"  # the admitted envelope's own

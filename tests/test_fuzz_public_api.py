@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from remem import Memory, Message, RememError, Role, RunContext
+from remem import HostPrincipal, Memory, Message, RememError, Role, RunContext
 
 AGENT = "yuko"
 ALICE = "discord:100"
@@ -164,6 +164,7 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "command": lambda w: ([w.alice, "remember that I like green tea"], {}),
     "agents": lambda w: ([], {}),
     "trash_agent": lambda w: ([RunContext.owner("victim"), "victim"], {}),
+    "for_principal": lambda w: ([HostPrincipal(("*",), ("*",), ("*",))], {}),
 }
 
 

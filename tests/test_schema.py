@@ -47,7 +47,7 @@ def return_annotations() -> dict[str, Any]:
     names = {cls.__name__: cls for cls in FORMS} | {"builtins": builtins}
     out = {}
     for name, func in inspect.getmembers(Memory, inspect.isfunction):
-        if name.startswith("_") or name in ("open", "close"):
+        if name.startswith("_") or name in ("open", "close", "for_principal"):  # a Memory
             continue
         annotation = func.__annotations__["return"]
         try:  # a result type the service names only for type checking must have a form

@@ -7,6 +7,8 @@
 """
 
 from remem.app.commands import Reply
+from remem.app.envelope import envelope_from_json
+from remem.app.principal import HostPrincipal, MemberSession, OwnerPrincipal, run_context
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
@@ -38,13 +40,16 @@ __all__ = [
     "CorruptLog",
     "Denied",
     "Event",
+    "HostPrincipal",
     "InvalidInput",
     "Kind",
     "LearnReport",
+    "MemberSession",
     "Memory",
     "Message",
     "NotFound",
     "Note",
+    "OwnerPrincipal",
     "Prompt",
     "Recall",
     "Rejected",
@@ -61,4 +66,6 @@ __all__ = [
     "UnsupportedLog",
     "Written",
     "__version__",
+    "envelope_from_json",
+    "run_context",
 ]

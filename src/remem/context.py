@@ -203,6 +203,19 @@ class RunContext:
             run_id=cls._run(run_id),
         )
 
+    def to_json(self) -> dict[str, str | None]:
+        """The envelope's one JSON form, ``{"agent", "kind", "channel", "actor", "role",
+        "run_id"}`` (enums as their values; no channel or actor: null). Read it back with
+        :func:`remem.app.envelope.envelope_from_json`."""
+        return {
+            "agent": self.agent,
+            "kind": self.kind.value,
+            "channel": self.channel,
+            "actor": self.actor,
+            "role": self.role.value,
+            "run_id": self.run_id,
+        }
+
     @property
     def has_personal_scope(self) -> bool:
         """Only paired humans have user notes of their own."""

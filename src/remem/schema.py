@@ -40,6 +40,8 @@ from typing import Any, Union
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
+from remem.context import RunContext
 from remem.core import events
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
 from remem.core.projection import Revision
@@ -421,6 +423,8 @@ for _cls in (
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)
 _register(events.Event, events.to_dict, events.from_dict, _event_union())
+#: The run envelope: not a result but the one input every adapter reads (HTTP, MCP).
+_register(RunContext, RunContext.to_json, envelope_from_json, ENVELOPE_SCHEMA)
 
 
 # -- the public functions ---------------------------------------------------------------

@@ -12,6 +12,7 @@ call's :class:`~remem.app.kernel.Kernel` (the envelope and its agent's live stat
 from __future__ import annotations
 
 import builtins
+import copy
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ from remem.app import (
     settings,
 )
 from remem.app.kernel import Clock, Engine
+from remem.app.principal import Principal, principal_limits
 from remem.app.recall import MAX_QUERY_CHARS
 from remem.commands.intents import CommandRecognizer
 from remem.context import Role, RunContext
@@ -110,6 +112,16 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def for_principal(self, principal: Principal) -> Memory:
+        """A view of this Memory for one authenticated principal (see
+        :mod:`remem.app.principal`), sharing its store and caches: every method admits only
+        envelopes the principal's grants cover (``Denied`` otherwise, as from
+        :func:`remem.run_context`), and ``learn`` accepts message labels only up to
+        ``principal.max_role``. Closing a view leaves this Memory open."""
+        view = copy.copy(self)
+        view._engine = self._engine.for_principal(*principal_limits(principal))
+        return view
 
     # -- what this Memory was opened with ----------------------------------------------
 

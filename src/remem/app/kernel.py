@@ -16,6 +16,7 @@ these public methods.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -35,7 +36,9 @@ from remem.formation.classify import Classifier, RuleClassifier
 from remem.policy.authz import (
     Action,
     Decision,
+    Grants,
     Target,
+    above,
     check_ceiling,
     decide,
     require,
@@ -87,14 +90,38 @@ class Engine:
         self.book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
         self._agents_lock = threading.Lock()
+        #: A principal's view (see :meth:`for_principal`): the grants every envelope given
+        #: to a method must fall within, and the ceiling of learned messages' labels.
+        self.principal: Grants | None = None
+        self.labels: Role = self.max_role
 
-    def kernel(self, ctx: RunContext) -> Kernel:
+    def for_principal(self, grants: Grants, max_role: Role) -> Engine:
+        """A view of this engine for one authenticated principal: it shares the backend,
+        the open agents and every cache (a shallow copy: attributes are shared objects,
+        emptied in place, never reassigned), and it admits only the envelopes ``grants``
+        cover (``Denied`` otherwise) and message labels up to ``max_role``. A view only
+        narrows: this engine's own ceiling still holds."""
+        if self.principal is not None:
+            raise InvalidInput(
+                "this Memory is already a principal's view; call for_principal on the "
+                "Memory it came from"
+            )
+        view = copy.copy(self)
+        view.principal = grants
+        view.labels = max_role if above(self.labels, max_role) else self.labels
+        return view
+
+    def kernel(self, ctx: RunContext, *, derived: bool = False) -> Kernel:
         """The kernel of one call by ``ctx`` (``InvalidInput`` for anything but a
-        RunContext; ``Denied`` with rule ``role_ceiling`` above this engine's ceiling)."""
+        RunContext; ``Denied`` with rule ``role_ceiling`` above this engine's ceiling, and
+        on a principal's view outside its grants unless ``derived``: an envelope a use case
+        built from the call's admitted one, see :meth:`Kernel.under`)."""
         if not isinstance(ctx, RunContext):
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
         if self.max_role is not Role.OWNER:  # every method: no envelope above the ceiling
             require(within_ceiling(ctx, self.max_role))
+        if self.principal is not None and not derived:
+            require(decide(ctx, Action.ASSUME_ENVELOPE, _AGENT, grants=self.principal))
         return Kernel(self, ctx, self.agent(ctx.agent))
 
     def agent(self, name: str) -> AgentLog:
@@ -120,6 +147,8 @@ class Engine:
         return [tail for agent in list(self._agents.values()) for tail in agent.log.repairs]
 
     def close(self) -> None:
+        if self.principal is not None:  # a view: the engine it came from owns the store
+            return
         for agent in self._agents.values():
             agent.close()
         self.backend.close()
@@ -137,8 +166,9 @@ class Kernel:
         self.agent = agent
 
     def under(self, ctx: RunContext) -> Kernel:
-        """The kernel of a call by another envelope on the same engine."""
-        return self.engine.kernel(ctx)
+        """The kernel of a call by another envelope on the same engine, derived by a use
+        case from this call's (admitted) envelope, such as a learned message's speaker."""
+        return self.engine.kernel(ctx, derived=True)
 
     @property
     def backend(self) -> Backend:
@@ -164,8 +194,16 @@ class Kernel:
         writer = False
         if target.scope is Scope.AGENT and action is not Action.READ and not ctx.role.is_admin:
             writer = self._agent_writer(state)
+        engine = self.engine
         return decide(
-            ctx, action, target, steward=steward, agent_writer=writer, ceiling=self.engine.max_role
+            ctx,
+            action,
+            target,
+            steward=steward,
+            agent_writer=writer,
+            ceiling=engine.max_role,
+            labels=engine.labels,
+            grants=engine.principal,
         )
 
     def _agent_writer(self, state: State) -> bool:
@@ -188,7 +226,8 @@ class Kernel:
     def require_envelope(self, action: Action, target: Target = _AGENT) -> None:
         """``Denied`` unless the envelope alone allows ``action`` (the rules that need no
         state: access, personal scope, procedures, trashing an agent)."""
-        require(decide(self.ctx, action, target, ceiling=self.engine.max_role))
+        engine = self.engine
+        require(decide(self.ctx, action, target, ceiling=engine.max_role, labels=engine.labels))
 
     @staticmethod
     def target(note: Note) -> Target:

@@ -45,6 +45,37 @@ learn_from            whose lines a run may learn from, into which scope: a DM r
                       webhook, task, agent-only, knowledge) write no one's
                       personal memory
 ====================  ===========================================================
+
+On a principal's view (``Memory.for_principal``) the label ceiling is the principal's
+``max_role`` (``labels``), and a labelled message's author other than the run's own
+speaker is an actor it asserts: it must match an actor pattern (``actor_not_granted``).
+
+Which envelopes an authenticated principal may assume (:func:`decide` with
+``ASSUME_ENVELOPE`` and the principal's :class:`Grants` as data; decided before
+every other rule, since an unpaired envelope is one a host may assume: it grants
+nothing). The agent must match an agent pattern in every case; then, by run kind:
+
+=============================  ==================================================
+run kind                       the principal must hold
+=============================  ==================================================
+dm, group                      a channel pattern and an actor pattern matching the
+                               envelope's, and its role at most ``max_role``
+                               (rules ``channel_not_granted``,
+                               ``actor_not_granted``, ``role_above_grant``)
+task, agent_only, knowledge    the ``sop`` system grant: these runs carry role
+                               ``sop`` and write agent scope like a system run
+                               (``system_not_granted``); a task's channel must
+                               match a channel pattern
+system                         that system principal (cron, sop, webhook) in
+                               ``system``; its channel, if any, must match
+owner                          the owner grant (``owner_not_granted``)
+=============================  ==================================================
+
+Actor patterns name people: runs without a person (task, system, owner) carry the
+actor their constructor sets, and their grant is the system or owner grant. A
+member session (``Grants.session``) assumes only its own DM with role ``member``
+(rules ``member_session``, ``member_session_role``). In a pattern ``*`` matches any
+run of characters and is the only wildcard; ``*`` alone matches everything.
 """
 
 from __future__ import annotations
@@ -85,6 +116,8 @@ class Action(StrEnum):
     READ_TRACE = "read_trace"
     #: Move an agent's data to the trash (``target.agent``: which agent).
     TRASH_AGENT = "trash_agent"
+    #: Act in this run envelope, by an authenticated principal's ``grants``.
+    ASSUME_ENVELOPE = "assume_envelope"
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +132,25 @@ class Target:
     created_by: str | None = None
     role: Role | None = None
     agent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """What an authenticated principal may assert in a run envelope: the data
+    :func:`decide` judges ``ASSUME_ENVELOPE`` by (see the module docstring).
+
+    ``agents``, ``channels``, ``actors``: patterns (``*`` the only wildcard);
+    ``max_role``: the highest human role it may assert; ``system``: the system
+    principals it may run as; ``owner``: it may run owner runs. ``session``: a member
+    session, whose three patterns are its one agent, DM channel and member (exact)."""
+
+    agents: tuple[str, ...]
+    channels: tuple[str, ...]
+    actors: tuple[str, ...]
+    max_role: Role
+    system: frozenset[Role] = frozenset()
+    owner: bool = False
+    session: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +225,20 @@ def decide(
     steward: bool = False,
     agent_writer: bool = False,
     ceiling: Role = Role.OWNER,
+    labels: Role | None = None,
+    grants: Grants | None = None,
 ) -> Decision:
     """Whether ``ctx`` may perform ``action`` on ``target``, with the rule that decided.
 
     ``steward``: the actor is a steward of the target channel. ``agent_writer``:
     policy's ``agent_write_access`` lists this actor or one of its roles.
     ``ceiling``: the highest role the caller that built ``ctx`` may assert.
+    ``labels``: the highest role a learned message's label may assert (default
+    ``ceiling``; a principal's ``max_role`` where its grants admitted the envelope).
+    ``grants``: the principal's, for ``ASSUME_ENVELOPE`` (``target`` is unused there).
     """
+    if action is Action.ASSUME_ENVELOPE:
+        return _assume_envelope(ctx, grants)
     role = ctx.role
     if role is Role.UNPAIRED:
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
@@ -188,7 +247,7 @@ def decide(
     if action in _ENVELOPE_ONLY:
         return _envelope_rule(ctx, action, target)
     if action in LEARNING:
-        return _learning(ctx, action, target, ceiling)
+        return _learning(ctx, action, target, ceiling if labels is None else labels, grants)
     if action in OWNER_ONLY:
         if role is Role.OWNER:
             return _allow("owner")
@@ -336,8 +395,11 @@ def _system(ctx: RunContext, action: Action, target: Target, agent_writer: bool)
     return _deny("not_author", f"{ctx.role.value} runs may change only notes they wrote")
 
 
-def _learning(ctx: RunContext, action: Action, target: Target, ceiling: Role) -> Decision:
-    """The learning actions (see the module docstring); the envelope passed the ceiling."""
+def _learning(
+    ctx: RunContext, action: Action, target: Target, ceiling: Role, grants: Grants | None
+) -> Decision:
+    """The learning actions (see the module docstring); the envelope passed the ceiling.
+    With a principal's ``grants``, a labelled message's author is an actor it asserts."""
     author = target.created_by
     if action is Action.LEARN_FROM:
         if ctx.kind is RunKind.DM and author != ctx.actor:
@@ -358,6 +420,14 @@ def _learning(ctx: RunContext, action: Action, target: Target, ceiling: Role) ->
                 f"({ctx.role.value}), not the agent's",
             )
         return _allow("agent_reply")
+    if own and label is ctx.role:  # the envelope's own role, admitted before any label
+        return _allow("message_role")
+    if grants is not None and author is not None and not own and not _author(grants, author):
+        return _deny(
+            "actor_not_granted",
+            f"this principal holds no grant for actor {author!r}, the author of a message "
+            "given to learn; grant an actor pattern that covers it",
+        )
     if above(label, ceiling):
         return _deny(
             "role_ceiling",
@@ -371,3 +441,115 @@ def _learning(ctx: RunContext, action: Action, target: Target, ceiling: Role) ->
             f"({ctx.role.value}), not {label.value}: the envelope is the authority",
         )
     return _allow("message_role")
+
+
+# -- which envelopes a principal may assume --------------------------------------------
+
+#: What each run kind asks of a principal's grants (see the module docstring).
+_CONVERSATION = frozenset({RunKind.DM, RunKind.GROUP})
+_AGENT_WRITERS = frozenset({RunKind.TASK, RunKind.AGENT_ONLY, RunKind.KNOWLEDGE, RunKind.SYSTEM})
+
+
+def pattern_matches(pattern: str, value: str) -> bool:
+    """Whether ``value`` matches ``pattern``, where ``*`` stands for any run of characters
+    (the only wildcard: ``?`` and ``[`` are plain characters)."""
+    if "*" not in pattern:
+        return pattern == value
+    first, *middle, last = pattern.split("*")
+    if len(value) < len(first) + len(last) or not value.startswith(first):
+        return False
+    if not value.endswith(last):
+        return False
+    at, end = len(first), len(value) - len(last)
+    for part in middle:
+        found = value.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+def _granted(patterns: tuple[str, ...], value: str) -> bool:
+    return any(pattern_matches(p, value) for p in patterns)
+
+
+def _author(grants: Grants, author: str) -> bool:
+    """Whether ``grants`` cover ``author`` as an actor (a member session: only itself)."""
+    if grants.session:
+        return author in grants.actors
+    return _granted(grants.actors, author)
+
+
+def _assume_envelope(ctx: RunContext, grants: Grants | None) -> Decision:
+    """Whether a principal holding ``grants`` may act in ``ctx`` (the kind table above)."""
+    if grants is None:
+        return _deny("no_grants", "no principal's grants were given; authenticate first")
+    if grants.session:
+        return _member_session(ctx, grants)
+    if not _granted(grants.agents, ctx.agent):
+        return _deny(
+            "agent_not_granted",
+            f"this principal holds no grant for agent {ctx.agent!r}; "
+            "grant an agent pattern that covers it",
+        )
+    if ctx.channel is not None and not _granted(grants.channels, ctx.channel):
+        return _deny(
+            "channel_not_granted",
+            f"this principal holds no grant for channel {ctx.channel!r}; "
+            "grant a channel pattern that covers it",
+        )
+    if ctx.kind in _CONVERSATION:
+        return _conversation_grant(ctx, grants)
+    if ctx.kind in _AGENT_WRITERS:
+        if ctx.role in grants.system:
+            return _allow("granted_system")
+        return _deny(
+            "system_not_granted",
+            f"a {ctx.kind.value} run runs as {ctx.role.value} and writes agent-wide memory; "
+            f"it needs the {ctx.role.value} system grant",
+        )
+    if grants.owner:  # RunKind.OWNER
+        return _allow("granted_owner")
+    return _deny("owner_not_granted", "owner runs need the owner grant")
+
+
+def _conversation_grant(ctx: RunContext, grants: Grants) -> Decision:
+    """A dm or group turn: the speaker by an actor pattern, the role by ``max_role``."""
+    if ctx.actor is None or not _granted(grants.actors, ctx.actor):
+        return _deny(
+            "actor_not_granted",
+            f"this principal holds no grant for actor {ctx.actor!r}; "
+            "grant an actor pattern that covers it",
+        )
+    if not ctx.role.is_human and ctx.role is not Role.UNPAIRED:
+        return _deny(
+            "role_above_grant",
+            f"a {ctx.kind.value} turn is spoken by a person (owner, admin, member or "
+            f"unpaired), not {ctx.role.value}; use a system run",
+        )
+    if above(ctx.role, grants.max_role):
+        return _deny(
+            "role_above_grant",
+            f"this principal may assert roles up to {grants.max_role.value}; the run's "
+            f"role {ctx.role.value} needs a grant of max_role {ctx.role.value}",
+        )
+    return _allow("granted_conversation")
+
+
+def _member_session(ctx: RunContext, grants: Grants) -> Decision:
+    """A member session acts only in its own DM, as a member."""
+    (agent,), (channel,), (member,) = grants.agents, grants.channels, grants.actors
+    own = (ctx.kind, ctx.agent, ctx.channel, ctx.actor) == (RunKind.DM, agent, channel, member)
+    if not own:
+        return _deny(
+            "member_session",
+            f"this member session acts only in its own DM (agent {agent!r}, channel "
+            f"{channel!r}, member {member!r})",
+        )
+    if ctx.role is not Role.MEMBER:
+        return _deny(
+            "member_session_role",
+            f"a member session runs with role member, not {ctx.role.value}, whatever the "
+            "member's role elsewhere",
+        )
+    return _allow("member_session")

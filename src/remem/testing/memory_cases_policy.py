@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from remem.app.principal import HostPrincipal
+from remem.context import Role
 from remem.core.model import Status
 from remem.errors import Denied, NotFound, Rejected
 from remem.testing.memory_world import DENIED, NOT_FOUND, OK, MemoryFactory, World, case, raises
@@ -161,6 +163,16 @@ class PolicyCases:
             assert w.agent not in w.mem.agents()
             raises(NotFound, w.mem.get, w.owner(), note.id)
             w.mem.close()
+
+    @case("for_principal", OK, DENIED)
+    def test_a_principals_view_admits_only_its_grants(self, memory_factory: MemoryFactory) -> None:
+        with World(memory_factory) as w:
+            host = HostPrincipal((w.agent,), ("*",), ("*",), Role.MEMBER)
+            view = w.mem.for_principal(host)
+            note = view.remember(w.dm(), "Prefers tea with lemon.", scope="user")
+            assert w.mem.get(w.dm(), note.id) == note  # one store behind both
+            raises(Denied, view.list, w.admin())  # an admin's envelope: above its grant
+            raises(Denied, view.list, w.owner())  # an owner run: no owner grant
 
 
 __all__ = ["PolicyCases"]

@@ -92,6 +92,7 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "agents": frozenset({OK}),
     "trash_agent": _GUARDED,
     "close": frozenset({OK}),
+    "for_principal": _GUARDED,
 }
 #: Public methods with no case of their own, and why.
 EXEMPT = {"open": "every case's Memory comes from the backend's memory_factory"}
