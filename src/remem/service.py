@@ -143,9 +143,11 @@ class Memory:
     def recognizer(self, value: CommandRecognizer) -> None:
         self._engine.recognizer = value
 
-    def _repairs(self) -> builtins.list[TornTail]:
-        """The torn tails (interrupted writes) cut from the logs this Memory opened (for
-        the CLI's warning after a crash; not part of the facade every backend offers)."""
+    def repairs(self) -> builtins.list[TornTail]:
+        """The torn tails (writes interrupted by a crash) this Memory cut from the ends of
+        the logs it opened, oldest first, each saved aside (``.log``, ``.saved_to``,
+        ``.size`` in bytes) so that a person can look at it (``remem doctor`` lists them).
+        Empty for a clean store, and always for a backend without log files."""
         return self._engine.repairs()
 
     def _agent(self, ctx: RunContext) -> AgentLog:
