@@ -163,6 +163,7 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "consolidate": lambda w: ([w.owner], {"dry_run": True}),
     "command": lambda w: ([w.alice, "remember that I like green tea"], {}),
     "agents": lambda w: ([], {}),
+    "repairs": lambda w: ([], {}),
     "trash_agent": lambda w: ([RunContext.owner("victim"), "victim"], {}),
     "for_principal": lambda w: ([HostPrincipal(("*",), ("*",), ("*",))], {}),
 }

@@ -57,7 +57,7 @@ def return_annotations() -> dict[str, Any]:
     return out
 
 
-def gallery(mem: Memory, clock: Any) -> Iterator[tuple[Any, Any]]:
+def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]]:
     """(annotation, value) pairs made by real calls, covering every result type."""
     o, a, b = owner(), admin(), bob()
     plain = mem.remember(b, "Prefers tea 🍵 — «strong», 日本語.", scope="user")
@@ -120,6 +120,18 @@ def gallery(mem: Memory, clock: Any) -> Iterator[tuple[Any, Any]]:
     yield type(compaction), compaction
     yield builtins.list[Note], mem.list(o, status=None)
     yield dict[str, int], mem.tags(o)
+    yield return_annotations()["repairs"], torn_tail_repairs(data_dir, clock)
+
+
+def torn_tail_repairs(data_dir: Path, clock: Any) -> builtins.list[Any]:
+    """What ``repairs()`` reports after a crash cut a write short (a real torn tail)."""
+    with open(data_dir / "agents" / AGENT / "memory.jsonl", "ab") as log:
+        log.write(b'{"op":"remember","id":"note_01J')
+    with Memory.open(data_dir, clock=clock) as reopened:
+        reopened.remember(owner(), "Written after the crash.", scope="agent")
+        repairs = reopened.repairs()
+    assert len(repairs) == 1 and repairs[0].size == 31, repairs
+    return repairs
 
 
 def every_status_note(base: Note) -> Iterator[Note]:
@@ -128,8 +140,8 @@ def every_status_note(base: Note) -> Iterator[Note]:
 
 
 @pytest.fixture
-def values(mem: Memory, clock: Any) -> list[tuple[Any, Any]]:
-    return list(gallery(mem, clock))
+def values(mem: Memory, clock: Any, data_dir: Path) -> list[tuple[Any, Any]]:
+    return list(gallery(mem, clock, data_dir))
 
 
 def roundtrip(annotation: Any, value: Any) -> Any:

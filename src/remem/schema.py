@@ -54,6 +54,7 @@ from remem.prompt import Prompt
 from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
+from remem.store.base import TornTail
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: Canonical timestamp text (see :func:`remem.core.model.format_ts`).
@@ -419,6 +420,7 @@ for _cls in (
     PolicyChange,
     Written,
     Limits,
+    TornTail,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

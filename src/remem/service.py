@@ -5,39 +5,30 @@ checks each id or scope it is given against it. A write goes: resolve defaults
 from the envelope → authorize → write policy (guard) → build the event with
 actor and source from the envelope → durable append → projection → receipt.
 
-Each method is one delegation to a use case of :mod:`remem.app`, which takes the
-call's :class:`~remem.app.kernel.Kernel` (the envelope and its agent's live state).
+Each method is one delegation to the same method of its implementation, a
+:class:`~remem.app.memory_impl.MemoryImpl`: in this process
+:class:`~remem.app.local.LocalMemory`, which runs a use case of :mod:`remem.app` with
+the call's :class:`~remem.app.kernel.Kernel` (the envelope and its agent's live
+state); an HTTP client is another. The docstrings here are the contract.
 """
 
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remem.app import (
-    change,
-    commands,
-    compaction,
-    formation,
-    reading,
-    recall,
-    remember,
-    review,
-    rules,
-    settings,
-)
 from remem.app.kernel import Clock, Engine
+from remem.app.local import LocalMemory
+from remem.app.memory_impl import MemoryImpl
 from remem.app.principal import Principal, principal_limits
 from remem.app.recall import MAX_QUERY_CHARS
 from remem.commands.intents import CommandRecognizer
 from remem.context import Role, RunContext
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
-from remem.core.text import check_id, check_str
 from remem.errors import InvalidInput
 from remem.formation.classify import Classifier
 from remem.store.base import Backend
@@ -66,7 +57,7 @@ class Memory:
 
     def __init__(
         self,
-        backend: Backend,
+        backend: Backend | MemoryImpl,
         *,
         clock: Clock | None = None,
         max_role: Role = Role.OWNER,
@@ -79,10 +70,29 @@ class Memory:
         is ``Denied`` (rule ``role_ceiling``). In-process the default trusts the host fully;
         a service sets it from the caller's credentials (a host principal's ``max_role``).
         ``clock``, ``classifier`` (what ``learn`` uses) and ``recognizer`` (what ``command``
-        uses) default to the wall clock and the rule-based ones."""
-        self._engine = Engine(
-            backend, clock=clock, max_role=max_role, classifier=classifier, recognizer=recognizer
-        )
+        uses) default to the wall clock and the rule-based ones.
+
+        ``backend`` may instead be a :class:`~remem.app.memory_impl.MemoryImpl` (e.g. an
+        HTTP client): every method is then that implementation's, and the keyword
+        arguments, which configure the local one, must be left out."""
+        self._impl: MemoryImpl
+        if isinstance(backend, MemoryImpl):
+            local = (clock, classifier, recognizer) == (None, None, None)
+            if not local or max_role is not Role.OWNER:
+                raise InvalidInput(
+                    "clock, max_role, classifier and recognizer configure a local Memory: "
+                    "give them to the implementation, not beside it"
+                )
+            self._impl = backend
+        else:
+            engine = Engine(
+                backend,
+                clock=clock,
+                max_role=max_role,
+                classifier=classifier,
+                recognizer=recognizer,
+            )
+            self._impl = LocalMemory(engine)
 
     @classmethod
     def open(
@@ -105,7 +115,7 @@ class Memory:
         )
 
     def close(self) -> None:
-        self._engine.close()
+        self._impl.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -118,64 +128,75 @@ class Memory:
         :mod:`remem.app.principal`), sharing its store and caches: every method admits only
         envelopes the principal's grants cover (``Denied`` otherwise, as from
         :func:`remem.run_context`), and ``learn`` accepts message labels only up to
-        ``principal.max_role``. Closing a view leaves this Memory open."""
-        view = copy.copy(self)
-        view._engine = self._engine.for_principal(*principal_limits(principal))
-        return view
+        ``principal.max_role``. Closing a view leaves this Memory open. A local Memory
+        only: a remote one is already bound to the principal its token names."""
+        return Memory(LocalMemory(self._local().for_principal(*principal_limits(principal))))
 
-    # -- what this Memory was opened with ----------------------------------------------
+    # -- what this Memory was opened with (a local Memory; see _local) --------------------
 
     @property
     def backend(self) -> Backend:
-        return self._engine.backend
+        return self._local().backend
 
     @property
     def clock(self) -> Clock:
-        return self._engine.clock
+        return self._local().clock
 
     @property
     def max_role(self) -> Role:
-        return self._engine.max_role
+        return self._local().max_role
 
     @property
     def classifier(self) -> Classifier:
         """What ``learn`` classifies with (settable)."""
-        return self._engine.classifier
+        return self._local().classifier
 
     @classifier.setter
     def classifier(self, value: Classifier) -> None:
-        self._engine.classifier = value
+        self._local().classifier = value
 
     @property
     def recognizer(self) -> CommandRecognizer:
         """What ``command`` recognizes memory commands with (settable)."""
-        return self._engine.recognizer
+        return self._local().recognizer
 
     @recognizer.setter
     def recognizer(self, value: CommandRecognizer) -> None:
-        self._engine.recognizer = value
+        self._local().recognizer = value
 
-    def _repairs(self) -> builtins.list[TornTail]:
-        """The torn tails (interrupted writes) cut from the logs this Memory opened (for
-        the CLI's warning after a crash; not part of the facade every backend offers)."""
-        return self._engine.repairs()
+    def _local(self) -> Engine:
+        """The engine of a Memory over a local backend (``InvalidInput`` for another
+        implementation: its settings are its own)."""
+        if not isinstance(self._impl, LocalMemory):
+            raise InvalidInput(
+                f"this Memory runs on {type(self._impl).__name__}, not on a local backend: "
+                "its backend, clock, role ceiling, classifier and recognizer are not here"
+            )
+        return self._impl.engine
+
+    def repairs(self) -> builtins.list[TornTail]:
+        """The torn tails (writes interrupted by a crash) this Memory cut from the ends of
+        the logs it opened, oldest first, each saved aside (``.log``, ``.saved_to``,
+        ``.size`` in bytes) so that a person can look at it (``remem doctor`` lists them).
+        Empty for a clean store, and always for a backend without log files."""
+        return self._impl.repairs()
 
     def _agent(self, ctx: RunContext) -> AgentLog:
         """The agent log of ``ctx`` (for tests and benchmarks that look inside)."""
-        return self._engine.kernel(ctx).agent
+        return self._local().kernel(ctx).agent
 
     def _envelope(self, ctx: RunContext) -> dict[str, Any]:
-        return self._engine.kernel(ctx).envelope()
+        return self._local().kernel(ctx).envelope()
 
     # -- policy and review -------------------------------------------------------------
 
     def limits(self, ctx: RunContext, channel: str | None = None) -> Limits:
         """The merged admin → agent (→ channel) limits for ``ctx``'s agent."""
-        return settings.limits(self._engine.kernel(ctx), channel)
+        return self._impl.limits(ctx, channel)
 
     def effective_policy(self, ctx: RunContext) -> dict[str, Any]:
         """Each effective value with the layer it came from, plus clamps and warnings."""
-        return settings.effective_policy(self._engine.kernel(ctx))
+        return self._impl.effective_policy(ctx)
 
     def set_channel_policy(self, ctx: RunContext, channel: str, **values: Any) -> PolicyChange:
         """Set a channel's policy (admins or its stewards; ``stewards=`` admins only).
@@ -184,30 +205,29 @@ class Memory:
         ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``stewards``.
         A value looser than a wider layer is clamped; the result's notices say so.
         """
-        return settings.set_channel_policy(self._engine.kernel(ctx), channel, **values)
+        return self._impl.set_channel_policy(ctx, channel, **values)
 
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]:
         """The stored settings of one channel."""
-        return settings.channel_policy(self._engine.kernel(ctx), channel)
+        return self._impl.channel_policy(ctx, channel)
 
     def set_my_preferences(
         self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
     ) -> PolicyChange:
         """The speaker's choices about memory of themselves; effective immediately."""
-        k = self._engine.kernel(ctx)
-        return settings.set_my_preferences(k, inferred=inferred, cross_channel=cross_channel)
+        return self._impl.set_my_preferences(ctx, inferred=inferred, cross_channel=cross_channel)
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         """Notes awaiting review that ``ctx`` may review (a person: those about them)."""
-        return review.pending(self._engine.kernel(ctx))
+        return self._impl.pending(ctx)
 
     def approve(self, ctx: RunContext, note_id: str) -> Note:
         """Confirm a pending or unverified note."""
-        return review.review(self._engine.kernel(ctx), note_id, approve=True)
+        return self._impl.approve(ctx, note_id)
 
     def reject(self, ctx: RunContext, note_id: str) -> Note:
         """Refuse a pending or unverified note; it is never recalled."""
-        return review.review(self._engine.kernel(ctx), note_id, approve=False)
+        return self._impl.reject(ctx, note_id)
 
     # -- writes --------------------------------------------------------------------
 
@@ -233,8 +253,8 @@ class Memory:
         instead of creating a duplicate. Raises ``Denied``, ``Rejected`` or
         ``InvalidInput``; nothing is written when it raises.
         """
-        return remember.remember(
-            self._engine.kernel(ctx),
+        return self._impl.remember(
+            ctx,
             text,
             scope=scope,
             scope_id=scope_id,
@@ -250,13 +270,13 @@ class Memory:
 
     def forget(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Tombstone a note: it leaves recall and listings; compaction erases its content."""
-        return change.forget(self._engine.kernel(ctx), note_id, if_version=if_version)
+        return self._impl.forget(ctx, note_id, if_version=if_version)
 
     def correct(
         self, ctx: RunContext, note_id: str, text: str, *, if_version: int | None = None
     ) -> Note:
         """Replace a note's text; the old text stays in ``history`` (until forgotten)."""
-        return change.correct(self._engine.kernel(ctx), note_id, text, if_version=if_version)
+        return self._impl.correct(ctx, note_id, text, if_version=if_version)
 
     def move(
         self,
@@ -268,30 +288,29 @@ class Memory:
         if_version: int | None = None,
     ) -> Note:
         """Move a note to another scope (a correction event); the target is authorized too."""
-        k = self._engine.kernel(ctx)
-        return change.move(k, note_id, scope=scope, scope_id=scope_id, if_version=if_version)
+        return self._impl.move(ctx, note_id, scope=scope, scope_id=scope_id, if_version=if_version)
 
     def disable(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Keep the note but stop recalling it."""
-        return change.disable(self._engine.kernel(ctx), note_id, if_version=if_version)
+        return self._impl.disable(ctx, note_id, if_version=if_version)
 
     def enable(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Return a disabled note to recall."""
-        return change.enable(self._engine.kernel(ctx), note_id, if_version=if_version)
+        return self._impl.enable(ctx, note_id, if_version=if_version)
 
     def pin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Pinned notes rank first and are never retired by an automatic path."""
-        return change.pin(self._engine.kernel(ctx), note_id, if_version=if_version)
+        return self._impl.pin(ctx, note_id, if_version=if_version)
 
     def unpin(self, ctx: RunContext, note_id: str, *, if_version: int | None = None) -> Note:
         """Unpin a note."""
-        return change.unpin(self._engine.kernel(ctx), note_id, if_version=if_version)
+        return self._impl.unpin(ctx, note_id, if_version=if_version)
 
     # -- reads ---------------------------------------------------------------------
 
     def get(self, ctx: RunContext, note_id: str) -> Note:
         """One note visible to ``ctx``; ``NotFound`` otherwise (same answer as a missing id)."""
-        return reading.get(self._engine.kernel(ctx), note_id)
+        return self._impl.get(ctx, note_id)
 
     def list(
         self,
@@ -303,20 +322,19 @@ class Memory:
         tag: str | None = None,
     ) -> builtins.list[Note]:
         """Notes visible to ``ctx``, oldest first. ``status=None`` lists every status."""
-        k = self._engine.kernel(ctx)
-        return reading.list_notes(k, scope=scope, scope_id=scope_id, status=status, tag=tag)
+        return self._impl.list(ctx, scope=scope, scope_id=scope_id, status=status, tag=tag)
 
     def status_of(self, ctx: RunContext, note: Note, now: datetime | None = None) -> Status:
         """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
-        return reading.status_of(self._engine.kernel(ctx), note, now)
+        return self._impl.status_of(ctx, note, now)
 
     def history(self, ctx: RunContext, note_id: str) -> builtins.list[Event]:
         """The note's events, oldest first. A forgotten note's events no longer show its text."""
-        return reading.history(self._engine.kernel(ctx), note_id)
+        return self._impl.history(ctx, note_id)
 
     def compact(self, ctx: RunContext) -> CompactionReport:
         """Physically remove forgotten, rejected and expired notes' content (owner only)."""
-        return compaction.compact(self._engine.kernel(ctx))
+        return self._impl.compact(ctx)
 
     # -- recall ------------------------------------------------------------------------
 
@@ -329,7 +347,7 @@ class Memory:
         tag: str | None = None,
     ) -> Recall:
         """What this run may see, ranked and bounded, rendered as inert data; leaves a trace."""
-        return recall.recall(self._engine.kernel(ctx), query, max_chars=max_chars, tag=tag)
+        return self._impl.recall(ctx, query, max_chars=max_chars, tag=tag)
 
     def compile(
         self,
@@ -343,13 +361,8 @@ class Memory:
     ) -> Prompt:
         """Build a prompt: ``system`` = identity → policy → purpose → rules; ``input`` = memory
         → briefing → message. Runs one recall (its ``run_id`` is the prompt's)."""
-        return recall.compile_prompt(
-            self._engine.kernel(ctx),
-            message,
-            identity=identity,
-            purpose=purpose,
-            policy=policy,
-            briefing=briefing,
+        return self._impl.compile(
+            ctx, message, identity=identity, purpose=purpose, policy=policy, briefing=briefing
         )
 
     def explain(self, ctx: RunContext, run_id: str) -> Trace:
@@ -359,7 +372,7 @@ class Memory:
         channel and a participant their own runs, each restricted to the notes
         they may see.
         """
-        return reading.explain(self._engine.kernel(ctx), run_id)
+        return self._impl.explain(ctx, run_id)
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         """The notes run ``run_id`` changed, as far as ``ctx`` may see them, in the order the
@@ -367,21 +380,21 @@ class Memory:
         ``.op``, ``.receipt``). One entry per note, so a host attaches one "see what I
         remember" chip per reply. Covers writes made through this process, for the newest
         4,096 runs that wrote; any other run gives ``[]``."""
-        return reading.writes(self._engine.kernel(ctx), run_id)
+        return self._impl.writes(ctx, run_id)
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         """Tag counts over live notes visible to ``ctx``."""
-        return reading.tags(self._engine.kernel(ctx))
+        return self._impl.tags(ctx)
 
     # -- rules ---------------------------------------------------------------------------
 
     def rules(self, ctx: RunContext) -> dict[str, str]:
         """The agent's trusted rules by name (read from the backend on every call)."""
-        return rules.rules(self._engine.kernel(ctx))
+        return self._impl.rules(ctx)
 
     def set_rule(self, ctx: RunContext, name: str, content: str) -> None:
         """Write (or with empty content remove) a rule; owners and admins only."""
-        rules.set_rule(self._engine.kernel(ctx), name, content)
+        self._impl.set_rule(ctx, name, content)
 
     # -- formation and belief revision (see remem.formation) ---------------------------
 
@@ -393,51 +406,45 @@ class Memory:
         summary: str | None = None,
     ) -> LearnReport:
         """Learn from a conversation slice under each speaker's stored role (DESIGN §7)."""
-        k = self._engine.kernel(ctx)
-        return formation.learn(k, messages, self._engine.classifier, summary=summary)
+        return self._impl.learn(ctx, messages, summary=summary)
 
     def relearn(
         self, ctx: RunContext, archive: str | Path | Iterable[dict[str, Any]]
     ) -> LearnReport:
         """Learn from an archived session (admins); non-admin operational items → unverified."""
-        return formation.relearn(self._engine.kernel(ctx), archive, self._engine.classifier)
+        return self._impl.relearn(ctx, archive)
 
     def supersede(self, ctx: RunContext, old_id: str, new_id: str) -> Note:
         """Retire ``old_id`` in favour of ``new_id`` by hand (a ``manual`` revision)."""
-        return formation.supersede(self._engine.kernel(ctx), old_id, new_id)
+        return self._impl.supersede(ctx, old_id, new_id)
 
     def revisions(self, ctx: RunContext) -> builtins.list[Revision]:
         """Every retirement of a note ``ctx`` may see, as revision rows."""
-        return formation.revisions(self._engine.kernel(ctx))
+        return self._impl.revisions(ctx)
 
     def undo(self, ctx: RunContext, revision_id: str) -> Revision:
         """Restore a retired note; the pair is vetoed from then on."""
-        k = self._engine.kernel(ctx)
-        return formation.undo(k, [check_id(revision_id, "revision_id")])[0]
+        return self._impl.undo(ctx, revision_id)
 
     def undo_run(self, ctx: RunContext, run_id: str) -> builtins.list[Revision]:
         """Undo every revision a run made."""
-        return formation.undo_run(self._engine.kernel(ctx), check_id(run_id, "run_id"))
+        return self._impl.undo_run(ctx, run_id)
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
         """Merge live notes of one scope that say the same thing (owners and admins)."""
-        k = self._engine.kernel(ctx)
-        if not isinstance(dry_run, bool):
-            raise InvalidInput("dry_run must be True or False")
-        return formation.consolidate(k, dry_run=dry_run)
+        return self._impl.consolidate(ctx, dry_run)
 
     # -- conversation ----------------------------------------------------------------
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:
         """Carry out a memory command said in conversation ("forget that", "what do you
         remember about me?"); ``None`` when ``text`` is not a memory command."""
-        k = self._engine.kernel(ctx)
-        return commands.run_command(k, check_str(text, "text"), self._engine.recognizer)
+        return self._impl.command(ctx, text)
 
     def agents(self) -> builtins.list[str]:
         """Agents that have a log in this data location."""
-        return self.backend.agents()
+        return self._impl.agents()
 
     def trash_agent(self, ctx: RunContext, agent: str) -> str:
         """Move an agent's directory to ``.trash`` (owner only); returns where it went."""
-        return compaction.trash_agent(self._engine.kernel(ctx), agent)
+        return self._impl.trash_agent(ctx, agent)

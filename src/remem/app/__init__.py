@@ -7,4 +7,8 @@ state, visibility, scope resolution, limits and the event envelope). Every use-c
 module (``remember``, ``change``, ``reading``, ``review``, ``settings``, ``rules``,
 ``recall``, ``formation``, ``learn``, ``commands``, ``compaction``, ``erasure``) takes a
 ``Kernel`` and calls only its public methods; none imports ``Memory``.
+
+:class:`~remem.app.memory_impl.MemoryImpl` is what ``Memory`` delegates to (one method
+per public method); :class:`~remem.app.local.LocalMemory` implements it over an
+``Engine``, building each call's ``Kernel`` and running its use case.
 """

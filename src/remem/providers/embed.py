@@ -8,7 +8,9 @@ numpy is optional: nothing here imports it (or a model) before an embedder is
 built, so ``import remem`` works without it. :func:`default_embedder` returns
 ``None`` when embeddings are unavailable, and recall then runs lexically.
 
-Choosing the embedder (environment, read when an agent is first opened):
+Choosing the embedder: :func:`build_embedder` from explicit settings (no environment);
+:func:`embedder_from_env` from these variables (the command line's default), which is
+also what :func:`default_embedder` reads today when an agent is first opened:
 
 ``REMEM_EMBEDDINGS``
     ``static`` (default): the bundled wordllama model, offline, ~256-d.
@@ -31,7 +33,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -444,27 +446,34 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 # -- choosing one -------------------------------------------------------------------------------
 
 
-def default_embedder() -> Embedder | None:
-    """The embedder configured by the environment (module docstring), or ``None``.
+def build_embedder(
+    choice: str = "static",
+    *,
+    url: str = "",
+    model: str = "",
+    key_env: str | None = "OPENAI_API_KEY",
+) -> Embedder | None:
+    """The embedder these explicit settings name, or ``None`` (recall runs lexically; the
+    reason is logged once). Reads no environment variable (but the API key's, by name,
+    at each request of an HTTP embedder).
 
-    ``None`` means recall runs lexically; the reason is logged once.
+    ``choice``: ``static`` (the bundled model), ``http`` (an OpenAI-compatible endpoint
+    at ``url`` serving ``model``, its key in the environment variable named ``key_env``)
+    or ``off``; case and surrounding spaces are ignored, and the module docstring lists
+    the synonyms.
     """
-    choice = os.environ.get("REMEM_EMBEDDINGS", "static").strip().lower() or "static"
+    choice = choice.strip().lower() or "static"
     if choice in ("off", "none", "0", "false", "no"):
         return None
     if not numpy_available():
         _unavailable("numpy is not installed (pip install 'remem[embeddings]')")
         return None
     if choice == "http":
-        url = os.environ.get("REMEM_EMBEDDINGS_URL", "")
-        model = os.environ.get("REMEM_EMBEDDINGS_MODEL", "")
         if not url or not model:
             _unavailable("REMEM_EMBEDDINGS=http needs REMEM_EMBEDDINGS_URL and _MODEL")
             return None
         try:
-            return HttpEmbedder(
-                url, model, key_env=os.environ.get("REMEM_EMBEDDINGS_KEY_ENV", "OPENAI_API_KEY")
-            )
+            return HttpEmbedder(url, model, key_env=key_env)
         except ValueError as exc:
             _unavailable(str(exc))
             return None
@@ -476,6 +485,25 @@ def default_embedder() -> Embedder | None:
     except EmbeddingError as exc:
         _unavailable(str(exc))
         return None
+
+
+def embedder_from_env(environ: Mapping[str, str] | None = None) -> Embedder | None:
+    """The embedder the ``REMEM_EMBEDDINGS*`` variables of ``environ`` (default: this
+    process's environment) name, through :func:`build_embedder`: the command line's
+    default (module docstring)."""
+    env = os.environ if environ is None else environ
+    return build_embedder(
+        env.get("REMEM_EMBEDDINGS", "static"),
+        url=env.get("REMEM_EMBEDDINGS_URL", ""),
+        model=env.get("REMEM_EMBEDDINGS_MODEL", ""),
+        key_env=env.get("REMEM_EMBEDDINGS_KEY_ENV", "OPENAI_API_KEY"),
+    )
+
+
+def default_embedder() -> Embedder | None:
+    """The embedder an agent gets when none was given: :func:`embedder_from_env` (the
+    environment is read when an agent is first opened)."""
+    return embedder_from_env()
 
 
 _said: set[str] = set()
@@ -500,7 +528,9 @@ __all__ = [
     "EmbeddingError",
     "HttpEmbedder",
     "StaticEmbedder",
+    "build_embedder",
     "default_embedder",
+    "embedder_from_env",
     "is_unit",
     "load_static",
     "numpy_available",

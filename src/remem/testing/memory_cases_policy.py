@@ -174,5 +174,16 @@ class PolicyCases:
             raises(Denied, view.list, w.admin())  # an admin's envelope: above its grant
             raises(Denied, view.list, w.owner())  # an owner run: no owner grant
 
+    @case("repairs", OK)
+    def test_a_store_written_without_a_crash_reports_no_repairs(
+        self, memory_factory: MemoryFactory
+    ) -> None:
+        """Nothing was cut from a log that no crash interrupted: ``repairs()`` is empty
+        (the JSONL backend's own tests cut a real torn tail)."""
+        with World(memory_factory) as w:
+            w.agent_note()
+            w.mem.recall(w.owner(), "anything")
+            assert w.mem.repairs() == []
+
 
 __all__ = ["PolicyCases"]

@@ -90,6 +90,7 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "consolidate": _GUARDED,
     "command": frozenset({OK}),
     "agents": frozenset({OK}),
+    "repairs": frozenset({OK}),
     "trash_agent": _GUARDED,
     "close": frozenset({OK}),
     "for_principal": _GUARDED,

@@ -9,7 +9,13 @@ from pathlib import Path
 import click
 
 from remem import health
-from remem.cli import Ctx, handle_errors, main, pass_ctx
+from remem.cli.main import (
+    Ctx,
+    awaiting_lines,
+    handle_errors,
+    main,
+    pass_ctx,
+)
 from remem.context import RunContext
 from remem.core.text import display
 from remem.errors import InvalidInput, RememError, StoreError
@@ -82,8 +88,6 @@ def doctor_cmd(obj: Ctx) -> None:
 def _print_awaiting_erasure(obj: Ctx) -> None:
     """What waits for physical erasure (forgotten notes still on disk): a note, not a
     failure; ``remem compact`` completes it."""
-    from remem.cli import awaiting_lines
-
     agents = [name for name in obj.mem.agents() if name != DOCTOR_AGENT]
     for line in awaiting_lines(obj.mem, agents):
         click.echo(f"note erasure         {display(line)}")

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import click
 
-from remem.cli import Ctx, emit_json, event_line, handle_errors, main, note_line, pass_ctx
+from remem.cli.main import (
+    Ctx,
+    awaiting_lines,
+    emit_json,
+    event_line,
+    handle_errors,
+    main,
+    note_line,
+    pass_ctx,
+)
 from remem.core.text import display
 from remem.schema import to_json
 
@@ -58,8 +67,6 @@ def ls_cmd(
 
 def _warn_awaiting_erasure(obj: Ctx, agents: list[str]) -> None:
     """A status line on stderr per agent whose forgotten notes' content is still on disk."""
-    from remem.cli import awaiting_lines
-
     for line in awaiting_lines(obj.mem, agents):
         click.echo(f"remem: {display(line)}", err=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from remem.cli import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
+from remem.cli.main import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
 from remem.context import OWNER_ACTOR, Role, RunContext
 from remem.core.model import format_ts
 from remem.core.text import display

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from remem.cli import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
+from remem.cli.main import Ctx, emit_json, handle_errors, main, note_line, pass_ctx
 from remem.context import RunContext
 from remem.core.text import display
 from remem.errors import InvalidInput

@@ -61,7 +61,7 @@ def warn_repairs() -> None:
     obj = click_ctx.find_object(Ctx) if click_ctx is not None else None
     if obj is None or obj._mem is None:
         return
-    for tail in obj._mem._repairs():
+    for tail in obj._mem.repairs():
         click.echo(
             f"remem: warning: cut a torn tail of {tail.size} bytes (an interrupted write) "
             f"from {tail.log}; saved in {tail.saved_to} (remem doctor lists it)",
@@ -159,7 +159,3 @@ def main(click_ctx: click.Context, data: str | None) -> None:
       remem --data ./remem-data ls --agent yuko
     """
     click_ctx.obj = Ctx(data)
-
-
-# Commands live in remem.cli_* modules; importing one adds its commands to ``main``.
-from remem import cli_formation, cli_notes, cli_recall, cli_tools  # noqa: E402,F401
