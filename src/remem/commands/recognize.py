@@ -72,7 +72,8 @@ from remem.commands.payloads import (
     is_statement,
     is_that_clause,
 )
-from remem.commands.utterance import Utterance, alt, prepare
+from remem.commands.utterance import Utterance, prepare
+from remem.core.chat_words import alt
 
 __all__ = ["CommandRecognizer", "Intent", "IntentKind", "RuleRecognizer", "recognize"]
 
