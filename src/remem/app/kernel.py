@@ -27,7 +27,7 @@ from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext
 from remem.core.events import Event, Reinforced
 from remem.core.ids import is_id, new_id
-from remem.core.model import Note, Scope, Source, Status, parse_ts, retained_until, utcnow
+from remem.core.model import Note, Scope, Source, Status, parse_ts, utcnow
 from remem.core.projection import State
 from remem.core.text import check_id
 from remem.errors import InvalidInput, NotFound
@@ -261,13 +261,10 @@ class Kernel:
     def status_of(self, note: Note, now: datetime | None = None) -> Status:
         """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
         now = now or self.engine.clock()
-        status = note.effective_status(now)
-        if status is Status.ACTIVE:
-            channel = note.scope_id if note.scope is Scope.CHANNEL else None
-            days = self.limits(channel).retention_days
-            if days is not None and retained_until(note.said_at, days) <= now:
-                return Status.EXPIRED
-        return status
+        if note.status is not Status.ACTIVE:
+            return note.status  # retention only ends active notes: no limits to read
+        channel = note.scope_id if note.scope is Scope.CHANNEL else None
+        return note.effective_status(now, self.limits(channel).retention_days)
 
     def same(self, state: State, scope: Scope, scope_id: str | None, text: str) -> Note | None:
         """The live note of that scope saying ``text``, which a write reinforces."""

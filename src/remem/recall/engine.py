@@ -17,7 +17,6 @@ from remem.core.model import (
     Status,
     format_ts,
     normalize_text,
-    retained_until,
 )
 from remem.core.projection import ScopeKey, State
 from remem.core.veto import Said, Vetoes
@@ -76,10 +75,7 @@ class RecallPolicy:
 def _reason(
     note: Note, ctx: RunContext, policy: RecallPolicy, now: datetime, kinds: frozenset[Kind]
 ) -> str | None:
-    status = note.effective_status(now)
-    days = policy.retention_for(note)
-    if status is Status.ACTIVE and days is not None and retained_until(note.said_at, days) <= now:
-        status = Status.EXPIRED
+    status = note.effective_status(now, policy.retention_for(note))
     if status is not Status.ACTIVE:
         return _STATUS_REASON.get(status, status.value)
     if not policy.limits.enabled:
@@ -257,12 +253,8 @@ class Prepared:
 
 
 def _deadline(notes: Sequence[Note], policy: RecallPolicy) -> datetime | None:
-    ends = [n.expires_at for n in notes if n.expires_at is not None]
-    for note in notes:
-        days = policy.retention_for(note)
-        if days is not None:
-            ends.append(retained_until(note.said_at, days))
-    return min(ends, default=None)
+    ends = (note.leaves_recall_at(policy.retention_for(note)) for note in notes)
+    return min((end for end in ends if end is not None), default=None)
 
 
 def prepare(
