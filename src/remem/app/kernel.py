@@ -47,7 +47,6 @@ from remem.policy.layers import Merged
 from remem.store.base import Backend
 
 if TYPE_CHECKING:
-    from remem.recall.engine import RecallPolicy
     from remem.store.base import TornTail
 
 Clock = Callable[[], datetime]
@@ -55,8 +54,6 @@ Clock = Callable[[], datetime]
 _REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
 _NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
 _AGENT = Target(Scope.AGENT)
-#: Grants kept per Engine (a bound; cleared when reached); see remem.app.remember.
-GRANTS_KEPT = 1024
 
 
 class Engine:
@@ -79,11 +76,6 @@ class Engine:
         self.book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = recognizer or RuleRecognizer()
         self.classifier: Classifier = classifier or RuleClassifier()
-        #: Recall policies per (state serial, preferences version, limits).
-        self.recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
-        #: Authorized creations: (envelope, target, policy versions) → (envelope, scope id,
-        #: limits, the envelope's plain source); see remem.app.remember.
-        self.grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits, Source]] = {}
         self.book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
         self._agents_lock = threading.Lock()
