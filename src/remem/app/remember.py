@@ -188,11 +188,7 @@ def plan_remember(
     screen_write(
         text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id, state.preferences
     )
-    if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
-        raise InvalidInput(
-            f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
-            "'user.language' (up to 80 characters)"
-        )
+    _check_subject(subject)
     if not isinstance(pinned, bool):
         raise InvalidInput("pinned must be True or False")
     parsed_tags = _tags(tags)
@@ -216,6 +212,14 @@ def plan_remember(
         **k.envelope(),
     )
     return RememberPlan(event, limits)
+
+
+def _check_subject(subject: str | None) -> None:
+    if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
+        raise InvalidInput(
+            f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
+            "'user.language' (up to 80 characters)"
+        )
 
 
 def _grant(
