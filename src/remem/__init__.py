@@ -4,6 +4,14 @@
 >>> mem = Memory.open("./remem-data")                                    # doctest: +SKIP
 >>> ctx = RunContext.dm(agent="yuko", channel="discord:456", user="discord:123")
 >>> mem.remember(ctx, "Prefers replies of one or two sentences.")        # doctest: +SKIP
+
+The public API is the names in ``__all__`` below, the ``remem`` command, and these
+modules for those who extend remem: :mod:`remem.errors` (the exception tree),
+:mod:`remem.testing` (the contract suites a backend passes), :mod:`remem.store.base`
+(the storage protocols), :mod:`remem.commands.intents` (the command recognizer
+protocol), :mod:`remem.formation.classify` (the classifier protocol) and
+:mod:`remem.providers.embed` (embedders). Everything else is internal: every other
+module, and every name those modules do not document, may change in any release.
 """
 
 from remem.app.commands import Reply

@@ -28,7 +28,7 @@ from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext
 from remem.core.events import Event, Reinforced
 from remem.core.ids import is_id, new_id
-from remem.core.model import Note, Scope, Source, Status, parse_ts, retained_until, utcnow
+from remem.core.model import Note, Scope, Source, Status, parse_ts, utcnow
 from remem.core.projection import State
 from remem.core.text import check_id
 from remem.errors import InvalidInput, NotFound
@@ -50,7 +50,6 @@ from remem.policy.layers import Merged
 from remem.store.base import Backend
 
 if TYPE_CHECKING:
-    from remem.recall.engine import RecallPolicy
     from remem.store.base import TornTail
 
 Clock = Callable[[], datetime]
@@ -58,8 +57,6 @@ Clock = Callable[[], datetime]
 _REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
 _NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
 _AGENT = Target(Scope.AGENT)
-#: Grants kept per Engine (a bound; cleared when reached); see remem.app.remember.
-GRANTS_KEPT = 1024
 
 
 class Engine:
@@ -82,11 +79,6 @@ class Engine:
         self.book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = recognizer or RuleRecognizer()
         self.classifier: Classifier = classifier or RuleClassifier()
-        #: Recall policies per (state serial, preferences version, limits).
-        self.recall_policies: dict[tuple[Any, ...], RecallPolicy] = {}
-        #: Authorized creations: (envelope, target, policy versions) → (envelope, scope id,
-        #: limits, the envelope's plain source); see remem.app.remember.
-        self.grants: dict[tuple[Any, ...], tuple[RunContext, str | None, Limits, Source]] = {}
         self.book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
         self._agents_lock = threading.Lock()
@@ -300,13 +292,10 @@ class Kernel:
     def status_of(self, note: Note, now: datetime | None = None) -> Status:
         """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
         now = now or self.engine.clock()
-        status = note.effective_status(now)
-        if status is Status.ACTIVE:
-            channel = note.scope_id if note.scope is Scope.CHANNEL else None
-            days = self.limits(channel).retention_days
-            if days is not None and retained_until(note.said_at, days) <= now:
-                return Status.EXPIRED
-        return status
+        if note.status is not Status.ACTIVE:
+            return note.status  # retention only ends active notes: no limits to read
+        channel = note.scope_id if note.scope is Scope.CHANNEL else None
+        return note.effective_status(now, self.limits(channel).retention_days)
 
     def same(self, state: State, scope: Scope, scope_id: str | None, text: str) -> Note | None:
         """The live note of that scope saying ``text``, which a write reinforces."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from remem.app.kernel import GRANTS_KEPT, Kernel
+from remem.app.kernel import Kernel
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
@@ -108,69 +108,48 @@ def _source(
 
 @dataclass(frozen=True, slots=True)
 class RememberPlan:
-    text: str
-    scope: Scope
-    scope_id: str | None
-    kind: Kind
-    basis: Basis
-    subject: str | None
-    tags: tuple[str, ...]
-    pinned: bool
-    expires_at: datetime | None
-    said_at: datetime | None
-    source: Source
+    """A checked remember request: the event that writes the note (its fields are the
+    one definition, :class:`~remem.core.events.Remembered`) and the limits that apply.
+    Planned and built in one hold of the writer lock (:func:`commit_plan`), so the
+    event's envelope time is the write's."""
+
+    event: Remembered
     limits: Limits
-    status: Status | None = None  # internal: relearn's quarantine (``unverified``)
 
     def build(self, k: Kernel, state: State) -> tuple[list[Event], str]:
         """Events for this request against the current state, and the id of the note."""
-        same = k.same(state, self.scope, self.scope_id, self.text)
+        event = self.event
+        same = k.same(state, event.scope, event.scope_id, event.text)
         if same is not None:
-            again = k.reinforce(same, self.source)
+            again = k.reinforce(same, event.source)
             again += evidence_events(same, self.limits, k.envelope)
             return again, same.id
         limit = self.limits.max_notes_per_scope
         # Live notes are a subset of the scope's members: count them only near the limit.
-        members = len(state.scopes.get((self.scope, self.scope_id), ()))
+        members = len(state.scopes.get((event.scope, event.scope_id), ()))
         count = members
         if members >= limit:
             count = sum(
-                1 for n in state.in_scope(self.scope, self.scope_id) if n.status in LIVE_STATUSES
+                1 for n in state.in_scope(event.scope, event.scope_id) if n.status in LIVE_STATUSES
             )
         if count >= limit:
             raise Rejected(
-                f"this {self.scope.value} scope already holds {count} notes, the limit is "
+                f"this {event.scope.value} scope already holds {count} notes, the limit is "
                 f"{limit}; forget or consolidate notes first",
                 reason="scope_full",
             )
-        status = self.status or initial_status(k.ctx, self.scope, self.basis, self.limits)
-        event = Remembered(
-            note_id=new_id("note"),
-            scope=self.scope,
-            scope_id=self.scope_id,
-            kind=self.kind,
-            text=self.text,
-            basis=self.basis,
-            status=status,
-            subject=self.subject,
-            tags=self.tags,
-            pinned=self.pinned,
-            expires_at=self.expires_at,
-            said_at=self.said_at,
-            source=self.source,
-            **k.envelope(),
-        )
         events: list[Event] = [event]
-        if self.subject is not None and self.basis is Basis.EXPLICIT and status is Status.ACTIVE:
+        explicit = event.basis is Basis.EXPLICIT and event.status is Status.ACTIVE
+        if event.subject is not None and explicit:
             events += subject_rule(
                 state,
                 note_id=event.note_id,
-                scope=self.scope,
-                scope_id=self.scope_id,
-                subject=self.subject,
+                scope=event.scope,
+                scope_id=event.scope_id,
+                subject=event.subject,
                 said_at=event.said_at or event.ts,
                 envelope=k.envelope(),
-                text=self.text,
+                text=event.text,
                 vetoes=Vetoes(state, k.agent.secret),
             )
         return events, event.note_id
@@ -209,31 +188,38 @@ def plan_remember(
     screen_write(
         text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id, state.preferences
     )
-    if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
-        raise InvalidInput(
-            f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
-            "'user.language' (up to 80 characters)"
-        )
+    _check_subject(subject)
     if not isinstance(pinned, bool):
         raise InvalidInput("pinned must be True or False")
     parsed_tags = _tags(tags)
     parsed_source = _source(ctx, source, plain_source)
     # Every stored free-text field is screened for credentials, not only the text.
     check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
-    return RememberPlan(
-        text=text,
+    event = Remembered(
+        note_id=new_id("note"),
         scope=parsed_scope,
         scope_id=resolved_id,
         kind=parsed_kind,
+        text=text,
         basis=parsed_basis,
+        status=initial_status(ctx, parsed_scope, parsed_basis, limits),
         subject=subject,
         tags=parsed_tags,
         pinned=pinned,
         expires_at=k.parse_time(expires_at, "expires_at"),
         said_at=k.parse_time(said_at, "said_at"),
         source=parsed_source,
-        limits=limits,
+        **k.envelope(),
     )
+    return RememberPlan(event, limits)
+
+
+def _check_subject(subject: str | None) -> None:
+    if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
+        raise InvalidInput(
+            f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
+            "'user.language' (up to 80 characters)"
+        )
 
 
 def _grant(
@@ -244,28 +230,25 @@ def _grant(
     ``Denied`` / ``InvalidInput`` otherwise).
 
     All are functions of the envelope, the target, the policy file and the state's
-    channel policies and participant choices only; a grant is kept per all of them (a
-    change of either version is a new key), so repeated writes of one run skip the work.
+    channel policies and participant choices only; a grant is kept in the agent's memos
+    per envelope and target under the versions of all of them (the state object, its
+    policy version, the policy file's), so repeated writes of one run skip the work.
     Refusals are never kept: they are decided again on every call.
     """
     ctx = k.ctx
     resolved_id = k.resolve_scope_id(scope, scope_id)  # also checks scope_id
-    # Keyed by the envelope object (a run passes the same one to each write; an equal
-    # one is decided afresh), held in the entry so that its id cannot be reused.
-    version = k.policy_version()
-    key = (id(ctx), scope.value, resolved_id, version, state.serial, state.policy_version)
-    grants = k.engine.grants
-    granted = grants.get(key)
-    if granted is not None and granted[0] is ctx:
-        return granted[1], granted[2], granted[3]
+    version = (state.serial, state.policy_version, k.policy_version())
+    key = (ctx, scope.value, resolved_id)
+    grants = k.agent.memos.grants
+    granted = grants.get(version, key)
+    if granted is not None:
+        return granted[0], granted[1], granted[2]
     k.require(state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
     limits = k.limits(ctx.channel)
     plain = _source(ctx, None)
-    if k.policy_version() != version:  # edited meanwhile: decided, but not kept
+    if k.policy_version() != version[2]:  # edited meanwhile: decided, but not kept
         return resolved_id, limits, plain
-    if len(grants) >= GRANTS_KEPT:
-        grants.clear()
-    grants[key] = (ctx, resolved_id, limits, plain)
+    grants.put(version, key, (resolved_id, limits, plain))
     return resolved_id, limits, plain
 
 
@@ -313,8 +296,10 @@ def remember_as(
             said_at=said_at,
             state=state,
         )
-        source = replace(planned.source, author_id=author)
-        return replace(planned, source=source, status=status)
+        event = planned.event
+        source = replace(event.source, author_id=author)
+        quarantined = replace(event, source=source, status=status or event.status)
+        return replace(planned, event=quarantined)
 
     return commit_plan(k, plan)
 

@@ -26,9 +26,6 @@ from remem.policy.layers import channel_settings
 if TYPE_CHECKING:
     from remem.recall.engine import RecallPolicy
 
-#: Recall policies kept per Engine (a bound; cleared when reached).
-_POLICIES_KEPT = 1024
-
 
 def limits(k: Kernel, channel: str | None = None) -> Limits:
     """The merged admin → agent (→ channel) limits for this agent. Another channel's
@@ -116,13 +113,12 @@ def recall_policy(k: Kernel, state: State) -> RecallPolicy:
     limits."""
     channel_limits = k.limits(k.ctx.channel)
     agent_limits = k.limits()
-    key = (state.serial, state.preferences_version, channel_limits, agent_limits)
-    cache = k.engine.recall_policies
-    cached = cache.get(key)
+    version = (state.serial, state.preferences_version)
+    key = (channel_limits, agent_limits)
+    memo = k.agent.memos.recall_policies
+    cached: RecallPolicy | None = memo.get(version, key)
     if cached is not None:
         return cached
     policy = recall_policy_of(channel_limits, agent_limits, state.preferences)
-    if len(cache) > _POLICIES_KEPT:
-        cache.clear()
-    cache[key] = policy
+    memo.put(version, key, policy)
     return policy

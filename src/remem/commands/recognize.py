@@ -16,7 +16,8 @@ How it works
    message: a command followed by unrelated chatter ("forget that, let's move
    on") is not a command. This is the main lever for precision.
 3. *Validate payloads* for REMEMBER/CORRECT: the text must look like a
-   statement (see :func:`_is_first_person_statement`, :func:`_is_that_clause`).
+   statement (see :func:`~remem.commands.payloads.is_first_person_statement`,
+   :func:`~remem.commands.payloads.is_that_clause`).
 
 Decisions about ambiguous phrasings (precision over recall: a false positive
 can store junk or forget data; a miss only means the host answers normally):
@@ -65,7 +66,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from remem.commands.intents import CommandRecognizer, Intent, IntentKind
-from remem.commands.utterance import Utterance, alt, prepare
+from remem.commands.payloads import (
+    is_correction,
+    is_first_person_statement,
+    is_statement,
+    is_that_clause,
+)
+from remem.commands.utterance import Utterance, prepare
+from remem.core.chat_words import alt
 
 __all__ = ["CommandRecognizer", "Intent", "IntentKind", "RuleRecognizer", "recognize"]
 
@@ -446,65 +454,6 @@ _REMEMBER_BARE = (
 )
 
 # --------------------------------------------------------------------------
-# Payload validation
-# --------------------------------------------------------------------------
-
-_SUBJECT_START = re.compile(r"(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll) \S", re.I)
-_POSSESSIVE_START = re.compile(r"(?:my|our) \S+ \S", re.I)
-# A finite verb somewhere: tells "my birthday is June 4" from "my password".
-_FINITE_VERB = re.compile(
-    r"\b(?:is|are|was|were|am|has|have|had|will|can|should|must|does|do|did|starts|ends|leaves"
-    r"|lives|works|runs|goes|changed|moved|needs|wants|likes|prefers|uses|falls|comes|'re)\b",
-    re.I,
-)
-# "I/we" + obligation or a past-tense activity verb: a report or to-do.
-_ACTION_REPORT = re.compile(
-    r"(?:i|we) (?:need to|have to|had to|should|must|gotta|got to|ran|re-?ran|tried|checked|tested"
-    r"|restarted|rebuilt|fixed|pushed|merged|deployed|did|meant|asked|said|told|sent|saw|looked)\b",
-    re.I,
-)
-# After "remember that": words that make "that" a determiner ("that time we ...")
-# or a pronoun ("that for next time") instead of introducing a statement.
-_NOT_A_CLAUSE = re.compile(
-    r"(?:time|times|day|days|night|morning|evening|afternoon|week|weekend|month|year|summer|winter"
-    r"|trip|meeting|party|song|movie|film|show|game|match|place|restaurant|bar|hotel|guy|girl|man"
-    r"|woman|person|people|one|ones|thing|things|moment|story|joke|episode|book|bug|incident"
-    r"|conversation|talk|video|photo|picture|email|message|for|in|on|at|from|about|when|next"
-    r"|later|too|as|because|please|forever|always|again|and|but|or|so|ok|okay|now|tomorrow"
-    r"|today|tonight)\b",
-    re.I,
-)
-
-
-def _is_first_person_statement(payload: str) -> bool:
-    """True for "I prefer X", "we ship on Thursdays", "my birthday is June 4"."""
-    if _SUBJECT_START.match(payload):
-        return True
-    return bool(_POSSESSIVE_START.match(payload) and _FINITE_VERB.search(payload))
-
-
-def _is_correction(payload: str) -> bool:
-    """A first-person statement that is not a to-do or an activity report.
-
-    "That's wrong, I ran the tests" / "..., we need to rerun CI" argue with
-    the bot's answer; they are not facts to store in place of a note.
-    """
-    return _is_first_person_statement(payload) and not _ACTION_REPORT.match(payload)
-
-
-def _is_that_clause(payload: str) -> bool:
-    """True when the text after "remember that" reads as a statement."""
-    if _is_first_person_statement(payload):
-        return True
-    return len(payload.split()) >= 2 and not _NOT_A_CLAUSE.match(payload)
-
-
-def _is_statement(payload: str) -> bool:
-    """Weakest check, for explicit framings ("remember: X", "that note is wrong: X")."""
-    return len(payload.split()) >= 2
-
-
-# --------------------------------------------------------------------------
 # Rules
 # --------------------------------------------------------------------------
 
@@ -583,12 +532,12 @@ _TABLE: tuple[_Rule, ...] = (
     _any_of(K.ALLOW_CROSS_CHANNEL, _ALLOW_CROSS_CHANNEL),
     _any_of(K.STOP_INFERRING, _STOP_INFERRING),
     _any_of(K.RESUME_INFERRING, _RESUME_INFERRING),
-    *_each_of(K.CORRECT, _CORRECT_NAMED, _is_statement),
-    *_each_of(K.CORRECT, _CORRECT_GENERIC, _is_correction),
+    *_each_of(K.CORRECT, _CORRECT_NAMED, is_statement),
+    *_each_of(K.CORRECT, _CORRECT_GENERIC, is_correction),
     _any_of(K.DISABLE, _DISABLE),
-    *_each_of(K.REMEMBER, _REMEMBER_THAT, _is_that_clause),
-    *_each_of(K.REMEMBER, _REMEMBER_COLON, _is_statement),
-    *_each_of(K.REMEMBER, _REMEMBER_BARE, _is_first_person_statement),
+    *_each_of(K.REMEMBER, _REMEMBER_THAT, is_that_clause),
+    *_each_of(K.REMEMBER, _REMEMBER_COLON, is_statement),
+    *_each_of(K.REMEMBER, _REMEMBER_BARE, is_first_person_statement),
 )
 
 

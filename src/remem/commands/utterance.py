@@ -13,18 +13,24 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from remem.core.chat_words import (
+    GREETINGS,
+    INTERJECTIONS,
+    PLEASE,
+    QUOTE_FOLD,
+    REQUEST_MODALS,
+    YOU,
+    alt,
+    words,
+)
+
 #: Memory commands are short; a long message is a conversation that merely
 #: mentions remembering, and treating it as a command risks storing junk.
 MAX_CHARS = 600
 
 
-def alt(*choices: str) -> str:
-    """A non-capturing alternation of regex fragments: ``(?:a|b|c)``."""
-    return "(?:" + "|".join(choices) + ")"
-
-
 # One-to-one replacements, so indices in the folded text match the original.
-_FOLD = str.maketrans({"’": "'", "‘": "'", "ʼ": "'", "′": "'", "“": '"', "”": '"'})
+_FOLD = QUOTE_FOLD
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = frozenset(" .!?,;:…~*")
 # Emoji and their modifiers/joiners; not combining accents (category Mn),
@@ -34,7 +40,7 @@ _VARIATION_SELECTORS = frozenset("\ufe0e\ufe0f")
 _EMOTICON_TAIL = re.compile(r"(?:[:;=]-?[()\[\]pPdDoO/\\|*]|<3|\^\^)$")
 # Trailing courtesy turns a final "?" into a request ("forget that, ok?").
 _TAIL_COURTESY = re.compile(
-    r"(?:[ ,.;:!-]*\b(?:please|pls|plz|thanks|thank you|thanks a lot|thank you very much|thx)"
+    rf"(?:[ ,.;:!-]*\b(?:{words(PLEASE)}|thanks|thank you|thanks a lot|thank you very much|thx)"
     r"|[ ]*[,.;!-]+ ?(?:ok|okay|alright|ty|cheers|if you can|if possible|if you don't mind"
     r"|would you|will you|could you|can you))$",
     re.I,
@@ -45,10 +51,10 @@ _TAIL_VOCATIVE = re.compile(
 )
 _HEAD_NOISE = re.compile(
     r"(?:(?:<[@#!][^>]*>|@[\w.\-]+)[,:]? ?"
-    r"|(?:hey|hi|hello|yo|dear|ok|okay) (?:bot|remem|assistant|there)\b[,:!.]* ?"
-    r"|(?:hey|hi|hello|yo|dear) [\w.\-]+[,:!]+ ?"
-    r"|(?:hey|hi|hello|yo|dear|ok|okay|oh|ah|um+|uh+|hm+|well|so|also|and|btw|alright|actually"
-    r"|sorry|oops|wait|but|then|ugh|right|just|now)\b[,:!.]* ?"
+    rf"|(?:{words(GREETINGS)}|dear|ok|okay) (?:bot|remem|assistant|there)\b[,:!.]* ?"
+    rf"|(?:{words(GREETINGS)}|dear) [\w.\-]+[,:!]+ ?"
+    rf"|(?:{words(GREETINGS, INTERJECTIONS)}|dear|ah|um+|uh+|hm+"
+    r"|sorry|oops|wait|but|then|ugh|just|now)\b[,:!.]* ?"
     r"|(?:no|nope|nah)[,.!]+ ?"
     r"|(?:bot|remem|assistant)[,:!]+ ?"
     r"|[^\w@<]+)",
@@ -56,8 +62,8 @@ _HEAD_NOISE = re.compile(
 )
 _POLITE_HEAD = re.compile(
     alt(
-        "please", "pls", "plz", "kindly",
-        "(?:could|can|would|will) (?:you|u)(?: please| kindly| maybe| just| also)?",
+        words(PLEASE),
+        f"{words(REQUEST_MODALS)} {words(YOU)}(?: please| kindly| maybe| just| also)?",
         "i'?d like you to", "i would like you to", "i want you to", "i need you to",
         "i'm asking you to", "go ahead and",
     )

@@ -132,11 +132,24 @@ class Note:
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
 
-    def effective_status(self, now: datetime) -> Status:
-        """The status as of ``now``: an active note past ``expires_at`` is ``expired``."""
-        if self.status is Status.ACTIVE and self.is_expired(now):
-            return Status.EXPIRED
-        return self.status
+    def effective_status(self, now: datetime, retention_days: int | None = None) -> Status:
+        """The status as of ``now``: an active note past :meth:`leaves_recall_at` (its
+        ``expires_at``, or ``retention_days`` after it was said) is ``expired``."""
+        if self.status is not Status.ACTIVE:
+            return self.status
+        end = self.leaves_recall_at(retention_days)
+        return Status.EXPIRED if end is not None and end <= now else Status.ACTIVE
+
+    def leaves_recall_at(self, retention_days: int | None = None) -> datetime | None:
+        """When this note stops being recalled: the earlier of ``expires_at`` and the end
+        of ``retention_days`` of retention (:func:`retained_until`); ``None``: never. The
+        one retention computation: status, recall and compaction all ask it."""
+        end = self.expires_at
+        if retention_days is not None:
+            kept = retained_until(self.said_at, retention_days)
+            if end is None or kept < end:
+                end = kept
+        return end
 
     @property
     def receipt(self) -> str:

@@ -34,7 +34,7 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from remem.core.model import Kind
-from remem.formation import rules, sentences
+from remem.formation import rules, sentences, subjects
 
 
 def _words(text: str) -> frozenset[str]:
@@ -148,7 +148,7 @@ def _findings(text: str) -> list[rules.Finding]:
             rules.Finding(
                 label=verdict.label,
                 statement=statement,
-                subject=rules.subject_for(verdict, core.lower()),
+                subject=subjects.subject_for(verdict, core.lower()),
                 fact=verdict.fact,
                 claim=verdict.claim,
                 confidence=verdict.confidence,

@@ -5,7 +5,7 @@ authority. The classifier drives it: per message, the preparation of
 :mod:`remem.formation.sentences` (quotes masked, spoofed authority removed,
 clauses split and cleaned), then per clause :func:`decide` (a fixed ladder of
 steps; the first that recognises the sentence gives its :class:`Verdict`) →
-:func:`subject_for`.
+:func:`remem.formation.subjects.subject_for`.
 Labels are ``Category`` values. Two principles fix the order of the ladder:
 
 * **Operational content wins over framing.** A data source, hostname,
@@ -41,14 +41,9 @@ class Finding:
     confidence: float = 0.8
 
 
-def _words(text: str) -> frozenset[str]:
-    """A word set written as one string, for compact vocabulary tables."""
-    return frozenset(text.split())
-
-
 # --------------------------------------------------------------------------- vocabulary
 
-_LANGS = (
+LANGS = (
     "english|german|french|spanish|portuguese|italian|dutch|japanese|chinese|mandarin|"
     "korean|norwegian|swedish|danish|finnish|polish|turkish|arabic|hindi|russian|"
     "ukrainian|greek|hebrew|czech"
@@ -147,7 +142,7 @@ _ROLE_CLAIM = re.compile(
     r"server|bot|org|organi[sz]ation|company|team)\b",
     re.I,
 )
-_RELATION_CLAIM = re.compile(
+RELATION_CLAIM = re.compile(
     rf"^my\s+(?:direct\s+)?(?:{_WORK_REL}|report)\s+is\b"
     rf"|^[\w'-]+\s+is\s+my\s+(?:direct\s+)?(?:{_WORK_REL}|report)\b"
     r"|^i\s+(?:report|answer)\s+(?:directly\s+)?to\b",
@@ -161,26 +156,26 @@ _NEGATED_DECISION = re.compile(
 )
 
 # Operational content: anything here is operational whatever the framing.
-_HOST = (
+HOST = (
     r"(?<![@\w.-])(?:https?://\S+|s3://\S+|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|"
     r"\b[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|internal|local|"
     r"lan|corp|cloud|dev|intra|svc)\b(?::\d+)?)"
 )
-_HOST_RE = re.compile(_HOST, re.I)
-_DATA_REF = re.compile(
+_HOST_RE = re.compile(HOST, re.I)
+DATA_REF = re.compile(
     r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b(?:warehouse|database|db|dbs|tables?|schema|dataset|"
     r"buckets?|replica|snowflake|bigquery|redshift|postgres|mysql|spreadsheet|api|endpoint|"
     r"s3|data lake|vault|cluster)\b",
     re.I,
 )
-_DATA_VERB = re.compile(
+DATA_VERB = re.compile(
     r"\b(?:use|uses|using|used|pull|pulls|pulled|pulling|read|reads|reading|query|queries|"
     r"querying|come|comes|coming|sourced|built|generated|based on|point|points|pointing|"
     r"write|writes|writing|feed|feeds|fed|load|loads|loaded|draws?|stored|kept|lives?|"
     r"from)\b|\b(?:is|are) in\b",
     re.I,
 )
-_DATA_SOURCE = re.compile(r"\bsource of truth\b|\bdata ?source\b", re.I)
+DATA_SOURCE = re.compile(r"\bsource of truth\b|\bdata ?source\b", re.I)
 _REPORT_DEF = re.compile(
     r"\b(?:report|dashboard|deck|kpi|metric)s?\b.*\b(?:include|includes|including|exclude|"
     r"excludes|cover|covers|defined as|means|counts|lists|shows|goes to|go to|sent to|"
@@ -285,7 +280,7 @@ _STYLE = re.compile(
     r"tone|emojis?|bullet(?:s| points?)?|markdown|headers?|headings?|formatting|"
     r"code blocks?|tl;?dr|exclamation(?: marks?| points?)?|jargon|pleasantries|"
     r"sign(?:-| )?off|spelling|punctuation|concise|verbose|wordy|formal|informal|casual|"
-    rf"apologi[sz]e|apologies|greetings?|numbered lists?|bulleted|(?:in|use) (?:{_LANGS})|"
+    rf"apologi[sz]e|apologies|greetings?|numbered lists?|bulleted|(?:in|use) (?:{LANGS})|"
     r"language|say(?:ing)? ⟦\d+|(?:words?|phrases?|terms?) ⟦\d+|"
     r"start(?:ing)? (?:every|each|your|replies|answers|messages|with)|"
     r"begin(?:ning)? with|end(?:ing)? (?:every|each|your|messages|replies|answers|with)|"
@@ -297,7 +292,7 @@ _STYLE_GENERAL = re.compile(
     r"\b(?:your|all|every|each|any)\s+(?:\w+\s+)?(?:repl|answer|respons|message)", re.I
 )
 _MANNER = re.compile(
-    rf"\b(?:in (?:{_LANGS})|use (?:{_LANGS})|bullet|short|brief|concise|formal|informal|"
+    rf"\b(?:in (?:{LANGS})|use (?:{LANGS})|bullet|short|brief|concise|formal|informal|"
     r"casual|detailed|emojis?|markdown|tables?|language)\b",
     re.I,
 )
@@ -390,7 +385,7 @@ def _context(low: str, *, request: bool, rule_prefix: bool) -> _Ctx:
 def _step_claim(c: _Ctx) -> Verdict | None:
     if _NEGATED_ROLE.match(c.low) or _NEGATED_DECISION.match(c.low):
         return Verdict("none", 0.7)  # a denial records nothing
-    if _ROLE_CLAIM.match(c.low) or _RELATION_CLAIM.match(c.low):
+    if _ROLE_CLAIM.match(c.low) or RELATION_CLAIM.match(c.low):
         return Verdict("personal", 0.9, fact=True, claim=True)
     return None
 
@@ -405,8 +400,8 @@ def is_operational_content(low: str) -> bool:
     """Data sources, hosts, report definitions, procedures, operational rules."""
     return bool(
         _HOST_RE.search(low)
-        or (_DATA_REF.search(low) and _DATA_VERB.search(low))
-        or _DATA_SOURCE.search(low)
+        or (DATA_REF.search(low) and DATA_VERB.search(low))
+        or DATA_SOURCE.search(low)
         or _REPORT_DEF.search(low)
         or _PROCEDURE.search(low)
         or (_OPS_NOUN.search(low) and _OPS_RULE.search(low))
@@ -489,196 +484,6 @@ _STEPS = (
     _step_standing,
     _step_task,
 )
-
-
-# --------------------------------------------------------------------------- subjects
-
-_DAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
-_PERSONAL_SUBJECTS = tuple(
-    (name, re.compile(pattern, re.I))
-    for name, pattern in (
-        ("user.name", r"\bcall me\b|\bmy name\b|\bgo by\b|\bbe called\b"),
-        ("user.pronouns", r"\bpronouns?\b"),
-        ("user.language", rf"\b(?:in|into|use|speak to me in) (?:{_LANGS})\b|\blanguage\b"),
-        (
-            "user.timezone",
-            r"\btime ?zone\b|\b(?:pacific|eastern|central|mountain|\w+ european) time\b|"
-            r"\b(?:utc|gmt|cet|cest|pst|pdt|est|edt|ist|jst|aest|bst)\b",
-        ),
-        ("user.location", r"\blive in\b|\bbased in\b|\blocated in\b|\boffice\b|\bmoved to\b"),
-        ("user.team", r"\bteam\b"),
-        ("user.diet", r"vegetarian|vegan|pescatarian|allerg|gluten|lactose|halal|kosher|\bmeat\b"),
-        ("user.birthday", r"\bbirthday\b"),
-        (
-            "user.working_hours",
-            r"\bstart work\b|\bwork(?:ing)? hours\b|\bstart at\b|\bonline from\b|\bfinish at\b",
-        ),
-        ("user.meeting_time", r"\bmeetings?\b"),
-        ("user.emoji", r"\bemojis?\b"),
-        ("user.format", r"\bbullet|\btables?\b|\bmarkdown\b|\bpdfs?\b|\bnumbered\b|\bprose\b"),
-        (
-            "user.reply_length",
-            r"\b(?:short|shorter|brief|briefer|concise|long|longer|detailed|terse|verbose|"
-            r"lengthy)\b",
-        ),
-        ("user.tone", r"\b(?:tone|formal|informal|casual)\b"),
-        ("user.contact", r"\b(?:slack|e-?mails?|dms?|ping(?:ed)?|texts?)\b"),
-        ("user.units", r"\b(?:metric|imperial)\b|\bunits\b"),
-        ("user.job", r"^i(?:'m| am) (?:a|an) \w+"),
-    )
-)
-_STYLE_SUBJECTS = tuple(
-    (name, re.compile(pattern, re.I))
-    for name, pattern in (
-        ("style.opening", r"\bstart(?:ing)?\b|\bbegin(?:ning)?\b|\bopen(?:ing)? with\b"),
-        ("style.closing", r"\bsign(?:-| )?off\b|\bend(?:ing)?\b|\bclosing\b"),
-        ("style.emoji", r"\bemojis?\b"),
-        ("style.language", rf"\b(?:{_LANGS})\b|\blanguage\b"),
-        (
-            "style.format",
-            r"\bbullet|\bmarkdown\b|\bheaders?\b|\bheadings?\b|\btables?\b|\bcode blocks?\b|"
-            r"\bnumbered\b|\blists?\b|\btl;?dr\b|\bformat",
-        ),
-        (
-            "style.length",
-            r"\b(?:concise|short|brief|long|verbose|wordy|length|words|sentences|paragraphs)\b",
-        ),
-        (
-            "style.tone",
-            r"\b(?:tone|formal|informal|casual|friendly|apologi[sz]e|apologies|pleasantries|"
-            r"polite|point)\b",
-        ),
-        ("style.punctuation", r"\bexclamation\b|\bpunctuation\b"),
-    )
-)
-_CHANNEL_SUBJECTS = tuple(
-    (name, re.compile(pattern, re.I))
-    for name, pattern in (
-        ("channel.purpose", r"\bthis channel is\b|\bchannel for\b|\bthis channel (?:only )?for\b"),
-        ("channel.release_day", rf"\b(?:ship|release)\w*\b.*\b{_DAYS}\b"),
-        ("channel.standup", r"\bstand-?ups?\b"),
-        ("channel.retro", r"\bretros?\b|\bretrospectives?\b"),
-        ("channel.code_review", r"\breviews?\b|\bapprovals?\b|\bprs?\b|\bpull requests?\b"),
-        ("channel.language", rf"\b(?:{_LANGS})\b|\blanguage\b"),
-        ("channel.meetings", r"\bmeet\b|\bmeetings?\b|\bsync\b|\bdemos?\b"),
-        ("channel.threads", r"\bthreads?\b"),
-    )
-)
-
-
-def subject_for(verdict: Verdict, low: str) -> str | None:
-    """A stable dotted key for what the sentence is about, or ``None`` when unclear."""
-    low = _STANDING_PREFIX.sub("", low, count=1)
-    if verdict.claim:
-        if _RELATION_CLAIM.match(low):
-            return (
-                "user.manager"
-                if re.search(r"boss|manager|supervisor|lead|report(?:s)? to", low)
-                else "user.relationship"
-            )
-        return "user.role_claim"
-    if verdict.label == "personal":
-        return _first(_PERSONAL_SUBJECTS, low)
-    if verdict.label == "style_rule":
-        return _first(_STYLE_SUBJECTS, low)
-    if verdict.label == "channel":
-        return _first(_CHANNEL_SUBJECTS, low)
-    if verdict.label == "operational":
-        return _operational_subject(low)
-    return None
-
-
-def _first(table: tuple[tuple[str, re.Pattern[str]], ...], low: str) -> str | None:
-    return next((name for name, pattern in table if pattern.search(low)), None)
-
-
-def _slug(words: str) -> str:
-    words = re.sub(r"'s\b", "", words.lower())
-    words = re.sub(r"\b(?:the|our|a|an|this|that|my|your|its)\b", " ", words)
-    return "_".join(re.findall(r"[a-z0-9]+", words))[:40]
-
-
-def _operational_subject(low: str) -> str | None:
-    if re.search(r"\bcc\b", low):
-        return "email.cc"
-    if re.search(r"\bcredentials?\b|\bpasswords?\b|\bsecrets?\b|\btokens?\b", low):
-        return "access.credentials"
-    if re.search(
-        r"\bdeploy\w*\b|\b(?:release|main|master)\s+branch\b|\bfrom (?:main|master)\b", low
-    ):
-        return _deploy_subject(low)
-    report = _report_name(low)
-    if report is not None:
-        return ".".join(part for part in ("report", report, _report_aspect(low)) if part)
-    for pattern, template in _OPERATIONAL_KEYS:
-        match = pattern.search(low)
-        if match:
-            return template.format(_slug(match.group(1)) if match.groups() else "")
-    if (_DATA_REF.search(low) and _DATA_VERB.search(low)) or _DATA_SOURCE.search(low):
-        return "report.source"  # an unqualified data source is the default reporting source
-    return None
-
-
-_OPERATIONAL_KEYS = tuple(
-    (re.compile(pattern, re.I), template)
-    for pattern, template in (
-        (
-            rf"^(?:the\s+|our\s+)?([a-z][\w\s'-]{{1,40}}?)\s+(?:is at|lives at|runs on|run on|"
-            rf"is hosted (?:at|on)|is reachable at|is|are)\s+(?:at\s+)?{_HOST}",
-            "host.{}",
-        ),
-        (r"\bon-?call\b|\bescalat\w*|\bpag(?:e|ing)\b", "incident.escalation"),
-        (r"^([\w\s-]{2,40}?)\s+(?:means|is defined as|are defined as)\b", "metric.{}"),
-        (r"\bsource of truth for ([\w\s]+?) is\b", "data.{}.source"),
-        (
-            r"^([\w\s]+?)\s+(?:numbers|data|figures|metrics)\s+(?:\w+\s+){0,2}?(?:from)\b",
-            "data.{}.source",
-        ),
-        (r"\bbackups?\b()", "backup.schedule"),
-    )
-)
-
-
-def _deploy_subject(low: str) -> str:
-    if re.search(r"\bbranch\b|\bfrom (?:main|master)\b", low):
-        return "deploy.branch"
-    if re.search(rf"\b{_DAYS}\b|\bfreeze\b|\bwindow\b|\bat \d", low):
-        return "deploy.schedule"
-    return "deploy.procedure"
-
-
-_REPORT_MENTION = re.compile(r"\b(reports?|dashboards?|decks?)\b", re.I)
-_REPORT_STOP = _words(
-    "the our a an this that my your for to of in and use uses from with on by all every "
-    "each should must is are"
-)
-
-
-def _report_name(low: str) -> str | None:
-    """``None`` without a report; ``""`` for an unnamed one; else e.g. ``"weekly"``."""
-    match = _REPORT_MENTION.search(low)
-    if match is None:
-        return None
-    if match.group(1).endswith("s"):
-        return ""
-    before = re.findall(r"[a-z0-9_]+", low[: match.start()])[-2:]
-    while before and before[0] in _REPORT_STOP:
-        before = before[1:]
-    if any(word in _REPORT_STOP for word in before):
-        before = before[before.index(next(w for w in before if w in _REPORT_STOP)) + 1 :]
-    return "_".join(before)
-
-
-def _report_aspect(low: str) -> str:
-    if (_DATA_REF.search(low) and _DATA_VERB.search(low)) or re.search(
-        r"\b(?:pulls?|comes?|built|generated|sourced|reads?) from\b|\bbased on\b", low
-    ):
-        return "source"
-    if re.search(rf"\bevery\b|\bon {_DAYS}\b|\bat \d|\bdue\b|\bruns?\b", low):
-        return "schedule"
-    if re.search(r"\bgo(?:es)? to\b|\bsent to\b|\bsend\b.*\bto\b|\brecipients?\b|\bdeliver", low):
-        return "recipients"
-    return "definition"
 
 
 def strip_standing(text: str) -> str:

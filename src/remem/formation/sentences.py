@@ -12,6 +12,16 @@ from __future__ import annotations
 
 import re
 
+from remem.core.chat_words import (
+    GREETINGS,
+    INTERJECTIONS,
+    PLEASE,
+    QUOTE_FOLD,
+    REQUEST_MODALS,
+    YOU,
+    words,
+)
+
 #: Roles a message may claim ("As the admin, ..."); the ladder reuses it.
 ROLE = (
     r"(?:admin|administrator|owner|manager|boss|lead|supervisor|director|head|ceo|cto|cfo|"
@@ -25,7 +35,7 @@ _ONCE = (
 )
 ONE_OFF = re.compile(_ONCE, re.I)
 
-_TRANSLATE = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "«": '"', "»": '"'})
+_TRANSLATE = QUOTE_FOLD
 _QUOTED = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]+\'(?!\w)|`[^`\n]*`')
 PLACEHOLDER = re.compile(r"⟦(\d+)⟧")
 _SENTENCE_SPLIT = re.compile(
@@ -59,26 +69,26 @@ _AUTHORITY_PREFIX = re.compile(
     re.I,
 )
 _LEAD_FILLER = re.compile(
-    r"^(?:hey|hi|hello|ok(?:ay)?|so|also|and|oh|btw|by the way|fyi|just so you know|"
+    rf"^(?:{words(GREETINGS, INTERJECTIONS)}|by the way|fyi|just so you know|"
     r"for the record|for your info(?:rmation)?|heads up|please note(?: that)?|quick note|"
-    r"note|well|alright|right|yeah|yes|actually|honestly|anyway|ps|one more thing|fwiw|tbh|"
+    r"note|yeah|yes|honestly|anyway|ps|one more thing|fwiw|tbh|"
     r"imo|for what it's worth|"
     r"as i (?:said|mentioned)(?: before| earlier)?|@\S+|<@\w+>)(?=[\s,:.!-]|$)[\s,:.!-]*",
     re.I,
 )
-_GREETING_NAME = re.compile(r"^(?:hey|hi|hello|yo)\s+[a-z]\w*\s*[,:!-]\s*", re.I)
+_GREETING_NAME = re.compile(rf"^{words(GREETINGS)}\s+[a-z]\w*\s*[,:!-]\s*", re.I)
 _REMEMBER = re.compile(
     r"^(?:can you |could you |please )?(?:remember|keep in mind|make a note|note down|"
     r"take note|don't forget|do not forget)(?:\s+(?:that|this))?\s*(?:[:,-]\s*|\s+(?!to\b))",
     re.I,
 )
 _REQUEST_OPENER = re.compile(
-    r"^(?:would you mind\s+|(?:can|could|would|will)\s+(?:you|u|ya)\s+"
+    rf"^(?:would you mind\s+|{words(REQUEST_MODALS)}\s+{words(YOU)}\s+"
     r"(?!rather\b|like\b|say\b|agree\b|prefer\b|know\b|be\b)(?:please\s+)?|"
     r"(?:i'd|i would|i)\s+(?:like|want|need)\s+you\s+to\s+|i'd love (?:it )?if you (?:could )?)",
     re.I,
 )
-_PLEASE = re.compile(r",?\s*\b(?:please|pls|plz|kindly)\b\s*,?", re.I)
+_PLEASE = re.compile(rf",?\s*\b{words(PLEASE)}\b\s*,?", re.I)
 
 
 def normalise(text: str) -> str:

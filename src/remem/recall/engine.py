@@ -17,7 +17,6 @@ from remem.core.model import (
     Status,
     format_ts,
     normalize_text,
-    retained_until,
 )
 from remem.core.projection import ScopeKey, State
 from remem.core.veto import Said, Vetoes
@@ -76,10 +75,7 @@ class RecallPolicy:
 def _reason(
     note: Note, ctx: RunContext, policy: RecallPolicy, now: datetime, kinds: frozenset[Kind]
 ) -> str | None:
-    status = note.effective_status(now)
-    days = policy.retention_for(note)
-    if status is Status.ACTIVE and days is not None and retained_until(note.said_at, days) <= now:
-        status = Status.EXPIRED
+    status = note.effective_status(now, policy.retention_for(note))
     if status is not Status.ACTIVE:
         return _STATUS_REASON.get(status, status.value)
     if not policy.limits.enabled:
@@ -257,12 +253,8 @@ class Prepared:
 
 
 def _deadline(notes: Sequence[Note], policy: RecallPolicy) -> datetime | None:
-    ends = [n.expires_at for n in notes if n.expires_at is not None]
-    for note in notes:
-        days = policy.retention_for(note)
-        if days is not None:
-            ends.append(retained_until(note.said_at, days))
-    return min(ends, default=None)
+    ends = (note.leaves_recall_at(policy.retention_for(note)) for note in notes)
+    return min((end for end in ends if end is not None), default=None)
 
 
 def prepare(
@@ -338,14 +330,7 @@ def run_recall(
     # A write in another thread since the catch-up may have added a candidate whose index
     # rows still wait: they are placed now (after the writer is done), before any is read.
     agent.index_pending()
-    has_query = bool(query.strip())
-    columns = prepared.columns
-    if columns is not None and has_query:
-        rel, mode = relevance_rows(agent.lexical, state, keys, query, columns.gather)
-        order, final, _ = columns.rank_gathered(rel, now, has_query)
-    else:
-        scores, mode = relevance(agent.lexical, state, keys, query)
-        order, final = _order(prepared, scores, ctx, now, has_query)
+    order, final, mode = _ranked(agent, state, ctx, keys, query, prepared, now)
     limits = policy.limits
     char_limit = (
         limits.recall_max_chars if max_chars is None else min(max_chars, limits.recall_max_chars)
@@ -362,7 +347,60 @@ def run_recall(
     )
     notes = [note for note, _ in chosen]
     text = render(notes, bodies=bodies, max_chars=limits.max_note_chars)
-    record = Trace.record(
+    budget = {
+        "max_notes": limits.recall_max_notes,
+        "max_chars": char_limit,
+        "used_notes": len(notes),
+        "used_chars": used,
+    }
+    record = _trace(ctx, now, query, mode, keys, chosen, over, budget, text, prepared)
+    agent.traces.append(record, prepared.shared)
+    return Recall(
+        notes=notes,
+        text=text,
+        run_id=ctx.run_id,
+        retrieval=mode,
+        rules=rules,
+        scores={note.id: score for note, score in chosen},
+    )
+
+
+def _ranked(
+    agent: AgentLog,
+    state: State,
+    ctx: RunContext,
+    keys: Sequence[ScopeKey],
+    query: str,
+    prepared: Prepared,
+    now: datetime,
+) -> tuple[list[int], list[float], str]:
+    """The prepared notes' positions best first, their final scores, and the retrieval
+    mode; with numpy and a query, relevance is gathered straight into the columns."""
+    has_query = bool(query.strip())
+    columns = prepared.columns
+    if columns is not None and has_query:
+        rel, mode = relevance_rows(agent.lexical, state, keys, query, columns.gather)
+        order, final, _ = columns.rank_gathered(rel, now, has_query)
+        return order, final, mode
+    scores, mode = relevance(agent.lexical, state, keys, query)
+    order, final = _order(prepared, scores, ctx, now, has_query)
+    return order, final, mode
+
+
+def _trace(
+    ctx: RunContext,
+    now: datetime,
+    query: str,
+    mode: str,
+    keys: Sequence[ScopeKey],
+    chosen: Sequence[tuple[Note, float]],
+    over: dict[str, list[str]],
+    budget: dict[str, int],
+    text: str,
+    prepared: Prepared,
+) -> dict[str, Any]:
+    """The trace record of one recall: who asked, what was chosen, and a hash of the text."""
+    return Trace.record(
         run_id=ctx.run_id,
         agent=ctx.agent,
         ts=format_ts(now),
@@ -376,24 +414,10 @@ def run_recall(
         selected=[(note.id, score) for note, score in chosen],
         # Shared with every recall of this preparation; over_note_limit follows from it.
         excluded_by_reason={k: v for k, v in over.items() if k != "over_note_limit"},
-        budget={
-            "max_notes": limits.recall_max_notes,
-            "max_chars": char_limit,
-            "used_notes": len(notes),
-            "used_chars": used,
-        },
+        budget=budget,
         text_sha256=hashlib.sha256(text.encode()).hexdigest(),
         text_len=len(text),
         candidates_ref=prepared.shared["ref"],
-    )
-    agent.traces.append(record, prepared.shared)
-    return Recall(
-        notes=notes,
-        text=text,
-        run_id=ctx.run_id,
-        retrieval=mode,
-        rules=rules,
-        scores={note.id: score for note, score in chosen},
     )
 
 
