@@ -19,7 +19,6 @@ import gc
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
@@ -31,8 +30,8 @@ from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.recall.memos import TextMemos
 from remem.runwrites import RunWrites
-from remem.store.atomic import replace_file
-from remem.store.base import Backend, EventLog, TraceLog
+from remem.store.base import Backend, Cache, EventLog, TraceLog
+from remem.store.catalog import CatalogState
 
 R = TypeVar("R")
 #: Events whose index upkeep may wait for the next read: they add or reinforce notes.
@@ -77,10 +76,7 @@ class AgentLog:
         self._unindexed: list[Event] = []
         self._scanned = 0
         self._opened = False
-        cache_path = getattr(backend, "cache_path", None)
-        self._catalog_path: Path | None = (
-            cache_path(agent, "catalog") if cache_path is not None else None
-        )
+        self._catalog: Cache | None = backend.cache(agent, "catalog")
         self.state = self._new_state()
         #: The agent's secret for keyed hashes (remem.core.veto), read when first needed.
         self.secret: Callable[[], bytes] = lambda: backend.agent_secret(agent)
@@ -133,8 +129,8 @@ class AgentLog:
         """Call ``listener(state, events, reset)`` after events are applied (index upkeep)."""
         self._listeners.append(listener)
 
-    def _new_state(self) -> State:
-        state = State(self.agent, loader=self.log.read_at)
+    def _new_state(self) -> CatalogState:
+        state = CatalogState(self.agent, loader=self.log.read_at)
         state.on_load = self._on_load
         state.on_evict = self._on_evict
         return state
@@ -197,17 +193,20 @@ class AgentLog:
 
     def _resume_catalog(self) -> None:
         """Start from the catalog snapshot when it matches the log; otherwise scan it all."""
-        path = self._catalog_path
-        if path is None or not path.exists():
+        cache = self._catalog
+        if cache is None:
             return
         try:
-            data = orjson.loads(path.read_bytes())
+            with cache.mapped() as body:
+                if body is None:
+                    return
+                data = orjson.loads(memoryview(body))
             if data.get("v") != CATALOG_VERSION or not self.log.resume(data["log"]):
                 return
             self.state.adopt(data["state"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # A damaged or foreign cache costs a full scan, never correctness.
-            log.warning("ignoring catalog cache %s: %s", path, exc)
+            log.warning("ignoring catalog cache %s: %s", cache.label, exc)
             self._reset()
             self.log.restart()
 
@@ -223,15 +222,15 @@ class AgentLog:
                 self.vectors.resnapshot()
 
     def _save_catalog(self) -> None:
-        path = self._catalog_path
+        cache = self._catalog
         mark = self.log.mark()
-        if path is None or mark is None:
+        if cache is None or mark is None:
             return
         body = orjson.dumps({"v": CATALOG_VERSION, "log": mark, "state": self.state.catalog()})
         try:
-            replace_file(path, [body])
+            cache.replace([body])
         except OSError as exc:
-            log.warning("could not write catalog cache %s: %s", path, exc)
+            log.warning("could not write catalog cache %s: %s", cache.label, exc)
 
     def write(self, build: Callable[[State], tuple[list[Event], R]]) -> R:
         """Under the writer lock: catch up, ``build`` events from fresh state, append, apply.
@@ -283,8 +282,7 @@ class AgentLog:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
-            events = build(self.state, txn.all_events())
-            txn.rewrite(events)
+            events = txn.rewrite(build(self.state, txn.all_events()))
             self._reset()
             for event, pos in zip(events, txn.positions, strict=True):
                 self.state.record(event, pos)

@@ -10,10 +10,10 @@ already in the log is a no-op, so a retried write is never duplicated.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from remem.core.events import Event
@@ -41,12 +41,15 @@ class LogTransaction(Protocol):
     #: After :meth:`append`: the log position of each appended event, in order.
     positions: list[int]
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        """Durably append the events not already in the log; returns those appended."""
+    def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
+        """Durably append the events not already in the log; returns those appended,
+        numbered (``seq``) after the log's last. ``expect_seq``: the log's last seq the
+        caller built against; another one raises ``Conflict`` and nothing is written."""
         ...
 
-    def rewrite(self, events: Sequence[Event]) -> None:
-        """Atomically replace the whole log with ``events`` (compaction)."""
+    def rewrite(self, events: Sequence[Event]) -> list[Event]:
+        """Atomically replace the whole log with ``events`` (compaction); returns them as
+        written: events keep their seq, new ones (seq 0) are numbered after the last."""
         ...
 
     def all_events(self) -> list[Event]:
@@ -131,6 +134,36 @@ class TraceLog(Protocol):
     def close(self) -> None: ...
 
 
+class Cache(Protocol):
+    """One rebuildable cache of one agent (the catalog snapshot, the note vectors).
+
+    Derived data, never the source of truth: its reader checks it against the log,
+    the backend's ``scrub`` removes it. Methods raise ``OSError``; a caller treats a
+    failure as a missing cache, never as an error of the store.
+    """
+
+    #: Names the cache in log messages.
+    label: str
+
+    def size(self) -> int | None:
+        """Bytes in the cache; ``None`` when there is none."""
+        ...
+
+    def mapped(self) -> AbstractContextManager[mmap.mmap | bytes | None]:
+        """The content as a read-only buffer valid inside the ``with`` (``None``: none)."""
+        ...
+
+    def replace(self, chunks: Sequence[bytes]) -> None:
+        """Atomically replace the content (readers see the old or the new, never half)."""
+        ...
+
+    def append(self, data: bytes) -> bool:
+        """Append to the content; ``False`` (nothing written) when there is no cache."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Backend(Protocol):
     """A data location holding every agent's logs, traces, rules and the policy file."""
 
@@ -155,17 +188,14 @@ class Backend(Protocol):
     def scrub(self, agent: str) -> list[str]:
         """Remove derived files that may hold erased content; returns what was removed.
 
-        This includes every cache file (:meth:`cache_path`): caches are rebuilt
-        from the log, so erased content must not survive in them.
+        This includes every :meth:`cache`: caches are rebuilt from the log, so
+        erased content must not survive in them.
         """
         ...
 
-    def cache_path(self, agent: str, name: str) -> Path | None:
-        """Where a rebuildable cache called ``name`` (``[a-z0-9_]+``) lives next to the log.
-
-        ``None`` when this backend keeps no local files (caches stay in memory).
-        A cache is derived data, never the source of truth; :meth:`scrub` removes it.
-        """
+    def cache(self, agent: str, name: str) -> Cache | None:
+        """The agent's rebuildable cache called ``name`` (``[a-z0-9_]+``), kept next to
+        its events; ``None`` when this backend keeps none (caches stay in memory)."""
         ...
 
     def agent_secret(self, agent: str) -> bytes:

@@ -41,18 +41,28 @@ from typing import Any
 
 import orjson
 
-from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
-from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
+from remem.core.events import (
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    Erased,
+    Event,
+    encode,
+    from_dict,
+    seal,
+    sequenced,
+)
+from remem.errors import Conflict, CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
+from remem.store.cachefile import FileCache
 from remem.store.durable import ensure_dir, fsync_dir, reason
+from remem.store.rules import check_rule_name
 from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 from remem.store.secret import load_or_create_secret
 
 _RACY_NS = 2_000_000_000
-_RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 
@@ -93,12 +103,13 @@ class _Txn:
     def __exit__(self, *exc: object) -> None:
         self._held.__exit__(*exc)
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        appended, self.positions = self._log._append(events)
+    def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
+        appended, self.positions = self._log._append(events, expect_seq)
         return appended
 
-    def rewrite(self, events: Sequence[Event]) -> None:
-        self.positions = self._log._rewrite(events)
+    def rewrite(self, events: Sequence[Event]) -> list[Event]:
+        written, self.positions = self._log._rewrite(events)
+        return written
 
     def all_events(self) -> list[Event]:
         return self._log._file.scan(lambda line: True)
@@ -116,8 +127,10 @@ class JsonlEventLog:
         )
         dirs = (path.parent, agents, agents.parent, agents.parent.parent)
         self._file: SealedFile[Event] = SealedFile(
-            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs
+            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs, number_key="seq"
         )
+        #: The highest ``seq`` read or written (the next append numbers from it).
+        self._seq = 0
         #: Event ids of writes this handle reported as failed with an unknown outcome:
         #: never served by this process (they stay in ``_eids`` across resets).
         self._withheld: set[str] = set()
@@ -153,6 +166,7 @@ class JsonlEventLog:
 
         def run() -> None:
             self._eids = set(self._withheld)
+            self._seq = 0
             on_reset()
 
         self._made_resetter = (on_reset, run)
@@ -176,6 +190,9 @@ class JsonlEventLog:
             op = get("op")
             if op not in _types or get("v", 1) != _v:
                 from_dict(data, f"{self.path} at byte {pos}")  # raises the precise error
+            seq = data["seq"]  # numbered by the reader when the line predates seq
+            if seq > self._seq:
+                self._seq = seq
             eid = get("eid")
             if type(eid) is not str:
                 raise CorruptLog(f"{self.path} at byte {pos}: event without an eid")
@@ -198,25 +215,29 @@ class JsonlEventLog:
         mark = self._file.mark()
         if mark is None or self._withheld:
             return None  # a snapshot would hide withheld lines from the next process
-        return {**mark, "eids": list(self._eids)}  # a set: its order does not matter
+        return {**mark, "seq": self._seq, "eids": list(self._eids)}  # eids: order is moot
 
     def restart(self) -> None:
         """Read from the start again (after an unusable snapshot)."""
         self._file.restart()
         self._eids = set(self._withheld)
+        self._seq = 0
 
     def resume(self, mark: dict[str, Any]) -> bool:
         """Continue reading after ``mark`` if the log still starts with what it covered."""
         if not self._file.resume(mark):
             return False
         self._eids = set(mark["eids"]) | self._withheld
+        self._seq = int(mark.get("seq", mark["lineno"]))
         return True
 
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
             self._eids = set(self._withheld)
+            self._seq = 0
         fresh = []
         for ev in events:
+            self._seq = max(self._seq, ev.seq)
             if ev.eid not in self._eids:
                 self._remember_eids(ev)
                 fresh.append(ev)
@@ -236,13 +257,26 @@ class JsonlEventLog:
         self._file.on_reset = self._resetter(on_reset or _nothing)
         return _Txn(self, self._checked(visit))
 
-    def _append(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+    @property
+    def last_seq(self) -> int:
+        """The highest ``seq`` this handle has read or written (0: none)."""
+        return self._seq
+
+    def _append(
+        self, events: Sequence[Event], expect_seq: int | None = None
+    ) -> tuple[list[Event], list[int]]:
+        if expect_seq is not None and expect_seq != self._seq:
+            raise Conflict(
+                f"{self.path}: the log is at seq {self._seq}, not {expect_seq}; read what "
+                "was appended since and build the events again (nothing was written)"
+            )
         todo = []
         seen: set[str] = set()
         for ev in events:
             if ev.eid not in self._eids and ev.eid not in seen:
                 seen.add(ev.eid)
                 todo.append(ev)
+        todo = sequenced(todo, self._seq + 1)
         positions: list[int] = []
         if todo:
             try:
@@ -254,16 +288,24 @@ class JsonlEventLog:
                 raise
             for ev in todo:
                 self._remember_eids(ev)
+            self._seq = todo[-1].seq
         return todo, positions
 
-    def _rewrite(self, events: Sequence[Event]) -> list[int]:
+    def _rewrite(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+        """Events kept keep their seq; new ones (seq 0: a compaction's markers) are
+        numbered after the highest seq the log had, so no seq is ever given twice."""
         self._file._check_writable()
         self._flag_cleanup()
+        fresh = sequenced([ev for ev in events if not ev.seq], self._seq + 1)
+        it = iter(fresh)
+        events = [ev if ev.seq else next(it) for ev in events]
         positions = self._file.rewrite([encode(ev) for ev in events])
         self._eids = set(self._withheld)
         for ev in events:
             self._remember_eids(ev)
-        return positions
+        if fresh:
+            self._seq = fresh[-1].seq
+        return list(events), positions
 
     def _flag_cleanup(self) -> None:
         """Durably flag a compaction's clean-up as due, before the log is replaced."""
@@ -471,11 +513,7 @@ class JsonlBackend:
         return out
 
     def write_rule(self, agent: str, name: str, content: str) -> None:
-        if not _RULE_NAME.match(name) or name.endswith(".md"):
-            raise InvalidInput(
-                f"rule name {name!r} is not allowed: use letters, digits, '_', '-' or '.', "
-                "up to 64 characters, without the .md suffix"
-            )
+        check_rule_name(name)
         rules_dir = self.agent_dir(agent) / "rules"
         path = rules_dir / f"{name}.md"
         try:
@@ -553,11 +591,11 @@ class JsonlBackend:
             if isinstance(ev, Erased)
         ]
 
-    def cache_path(self, agent: str, name: str) -> Path:
+    def cache(self, agent: str, name: str) -> FileCache:
         """``<data>/agents/<agent>/<name>.cache``: a rebuildable cache next to the log."""
         if not _CACHE_NAME.match(name):
             raise InvalidInput(f"cache name {name!r} is not allowed: use [a-z0-9_]+")
-        return self.agent_dir(agent) / f"{name}.cache"
+        return FileCache(self.agent_dir(agent) / f"{name}.cache")
 
     def agent_secret(self, agent: str) -> bytes:
         """``<data>/agents/<agent>/secret.key`` (mode 0600), created on first need."""
