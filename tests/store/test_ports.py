@@ -28,7 +28,8 @@ def test_no_module_outside_store_probes_a_backend_with_getattr() -> None:
 
 
 def test_no_port_member_takes_or_returns_a_path() -> None:
-    ports = [base.Backend, base.EventLog, base.TraceLog, base.LogTransaction, base.Cache]
+    ports = [base.Backend, base.EventStore, base.EventLog, base.TraceLog, base.LogTransaction]
+    ports += [base.ConfigStore, base.Cache]
     for port in ports:
         for name, member in inspect.getmembers(port, inspect.isfunction):
             hints = typing.get_type_hints(member, vars(base))

@@ -56,6 +56,7 @@ from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
 from remem.store.cachefile import FileCache
+from remem.store.config import FileRecords
 from remem.store.durable import ensure_dir, fsync_dir, reason
 from remem.store.rules import check_rule_name
 from remem.store.scrub import cleanup_flag, scrub_folder
@@ -324,6 +325,14 @@ class JsonlEventLog:
                 f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
             ) from None
 
+    def read_after(self, seq: int) -> list[Event]:
+        """A scan of the whole file (catch-up by seq is rare in the embedded store)."""
+        return [
+            ev
+            for ev in self._file.scan(lambda line: True)
+            if ev.seq > seq and ev.eid not in self._withheld
+        ]
+
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
         return [
@@ -441,6 +450,10 @@ class JsonlBackend:
         self._policy_path = root / "remem.toml"
         self._policy_name = str(self._policy_path)
         self._rules_dirs: dict[str, Path] = {}
+        self._records = FileRecords(root)
+        self.read_record = self._records.read_record
+        self.write_record = self._records.write_record
+        self.record_keys = self._records.record_keys
 
     def _check_root(self) -> None:
         root = self.root
@@ -608,3 +621,4 @@ class JsonlBackend:
             trace.close()
         self._logs.clear()
         self._traces.clear()
+        self._records.close()

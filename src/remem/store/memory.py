@@ -24,6 +24,7 @@ from typing import Any
 from remem.core.events import Erased, Event, sequenced, to_dict
 from remem.errors import Conflict, NotFound
 from remem.store.base import Batch, TornTail, Visitor
+from remem.store.config import MemoryRecords
 from remem.store.rules import check_rule_name
 
 URL = "memory://"
@@ -130,6 +131,11 @@ class MemoryEventLog:
                 reset = self.scan_new(visit, on_reset or _nothing)
                 caught_up = Batch([], reset)
             yield _MemoryTxn(self, caught_up)
+
+    def read_after(self, seq: int) -> list[Event]:
+        shelf = self._shelf
+        with shelf.lock:
+            return shelf.events[bisect.bisect_right(shelf.seqs, seq) :]
 
     def history(self, note_id: str) -> list[Event]:
         with self._shelf.lock:
@@ -251,6 +257,10 @@ class MemoryBackend:
         self._secrets: dict[str, bytes] = {}
         self._lock = threading.Lock()
         self._policy = None if policy is None else (policy, f"memory:{hash(policy):x}")
+        self._records = MemoryRecords()
+        self.read_record = self._records.read_record
+        self.write_record = self._records.write_record
+        self.record_keys = self._records.record_keys
 
     def _shelf(self, agent: str) -> _Shelf:
         with self._lock:

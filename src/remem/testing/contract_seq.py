@@ -49,6 +49,16 @@ class SeqContract:
         assert [ev.seq for ev in one.read_new().events] == [3]
         assert [ev.seq for ev in one.history(b.note_id)] == [2]
 
+    def test_read_after_a_seq_and_last_seq(self, tmp_path: Path) -> None:
+        log = self.handle(tmp_path)
+        _, b, c = self.append(log, [remembered("A."), remembered("B."), remembered("C.")])
+        other = self.handle(tmp_path)
+        assert other.read_after(1) == [b, c] and other.read_after(3) == []
+        assert [ev.seq for ev in other.read_after(0)] == [1, 2, 3]
+        assert log.last_seq == 3
+        other.read_new()
+        assert other.last_seq == 3
+
     def test_positions_and_visits_carry_the_seq(self, tmp_path: Path) -> None:
         log = self.handle(tmp_path)
         with log.transaction() as txn:
