@@ -147,6 +147,8 @@ class EventLog(EventStore, Protocol):
 
 
 class TraceLog(Protocol):
+    """The trace store of one agent: recall traces (ids, scores, reasons; derived data)."""
+
     def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
         """Append one trace record (not fsynced per record: traces are derived data).
 
@@ -202,6 +204,10 @@ class Cache(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+#: The trace store port's name in DESIGN §3 (the same protocol).
+TraceStore = TraceLog
 
 
 class ConfigStore(Protocol):

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import zlib
+from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -39,6 +41,8 @@ class SealedReader(Generic[T]):
         #: A key that a record lacking it gets with its 1-based line number as value
         #: (the event log's ``seq``: lines written before seq existed are numbered so).
         self._number_key = number_key
+        #: Where each line starts, by file generation (built when first needed).
+        self._line_starts: tuple[int, array[int]] | None = None
         self.lock_path = path.with_name(path.name + ".lock")
         self._parse = parse
         self._durable = durable
@@ -274,16 +278,28 @@ class SealedReader(Generic[T]):
         return out
 
     def _lineno_at(self, offset: int) -> int:
-        """The 1-based number of the line starting at ``offset`` (counted: only lines
-        written before their records carried a number need it)."""
-        count, pos = 0, 0
-        while pos < offset:
-            chunk = self._pread(min(_CHUNK, offset - pos), pos)
+        """The 1-based number of the line starting at ``offset``. Only lines written before
+        their records carried a number need it (a log older than ``seq``, until its first
+        compaction): the starts of every line are indexed once per file (8 bytes a line)."""
+        index = self._line_starts
+        if index is None or index[0] != self.generation:
+            self._line_starts = index = (self.generation, self._index_line_starts())
+        return bisect.bisect_right(index[1], offset)
+
+    def _index_line_starts(self) -> array[int]:
+        assert self._fd is not None
+        starts = array("Q", [0])
+        pos, size = 0, os.fstat(self._fd).st_size
+        while pos < size:
+            chunk = self._pread(min(_CHUNK, size - pos), pos)
             if not chunk:
                 break
-            count += chunk.count(b"\n")
+            at = chunk.find(b"\n")
+            while at >= 0:
+                starts.append(pos + at + 1)
+                at = chunk.find(b"\n", at + 1)
             pos += len(chunk)
-        return count + 1
+        return starts
 
     def _line_at(self, offset: int) -> bytes:
         assert self._fd is not None
