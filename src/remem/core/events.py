@@ -298,8 +298,21 @@ def encode(event: Event) -> bytes:
 
 
 def sequenced(events: Sequence[Event], first: int) -> list[Event]:
-    """``events`` numbered ``first``, ``first + 1``... (an event store appending them)."""
-    return [replace(ev, seq=seq) for seq, ev in enumerate(events, first)]
+    """``events`` numbered ``first``, ``first + 1``... (an event store appending them).
+
+    An event not numbered yet takes its number in place: ``seq`` is the one field set
+    after construction, once, by the store that appends it (a copy would cost more than
+    the rest of encoding it). An event numbered already (read from another log, or a
+    retry after a failed append) is copied, so no reader's event changes under it.
+    """
+    out = []
+    for seq, ev in enumerate(events, first):
+        if ev.seq:
+            ev = replace(ev, seq=seq)
+        else:
+            object.__setattr__(ev, "seq", seq)
+        out.append(ev)
+    return out
 
 
 def seal(body: bytes) -> bytes:

@@ -14,7 +14,6 @@ agent behave like several processes on one log.
 
 from __future__ import annotations
 
-import bisect
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +35,8 @@ class _Shelf:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.events: list[Event] = []
-        self.seqs: list[int] = []
+        #: Where each seq is in ``events`` (a rewrite may keep events in any order).
+        self.at: dict[int, int] = {}
         #: Every eid stored, and those a compaction erased (never stored again).
         self.eids: set[str] = set()
         self.last_seq = 0
@@ -44,14 +44,13 @@ class _Shelf:
         self.generation = 0
 
     def take(self, events: Sequence[Event]) -> None:
-        self.events.extend(events)
-        self.seqs.extend(ev.seq for ev in events)
         for ev in events:
+            self.at[ev.seq] = len(self.events)
+            self.events.append(ev)
             self.eids.add(ev.eid)
             if isinstance(ev, Erased):
                 self.eids.update(ev.eids)
-        if events:
-            self.last_seq = max(self.last_seq, events[-1].seq)
+        self.last_seq = max([self.last_seq, *(ev.seq for ev in events)])
 
 
 class MemoryEventLog:
@@ -96,8 +95,8 @@ class MemoryEventLog:
         with shelf.lock:
             out = []
             for seq in positions:
-                i = bisect.bisect_left(shelf.seqs, seq)
-                if i == len(shelf.seqs) or shelf.seqs[i] != seq:
+                i = shelf.at.get(seq)
+                if i is None:
                     raise NotFound(f"no event at seq {seq} in this in-memory log")
                 out.append(shelf.events[i])
             return out
@@ -135,7 +134,7 @@ class MemoryEventLog:
     def read_after(self, seq: int) -> list[Event]:
         shelf = self._shelf
         with shelf.lock:
-            return shelf.events[bisect.bisect_right(shelf.seqs, seq) :]
+            return [ev for ev in shelf.events if ev.seq > seq]
 
     def history(self, note_id: str) -> list[Event]:
         with self._shelf.lock:
@@ -171,7 +170,7 @@ class MemoryEventLog:
         fresh = iter(sequenced([ev for ev in events if not ev.seq], shelf.last_seq + 1))
         written = [ev if ev.seq else next(fresh) for ev in events]
         last = shelf.last_seq
-        shelf.events, shelf.seqs, shelf.eids = [], [], set()
+        shelf.events, shelf.at, shelf.eids = [], {}, set()
         shelf.take(written)
         shelf.last_seq = max(last, shelf.last_seq)  # a seq is never given twice
         shelf.generation += 1
