@@ -1,10 +1,12 @@
-"""Do the global GC switches of the embedded store pay? An A/B in one run.
+"""Would global GC switches in the embedded store pay? An A/B in one run.
 
-``remem.agentlog`` pauses the cyclic collector while it scans a log and, after a
-scan of at least ``FREEZE_AFTER`` events, moves what survived into the permanent
-generation (``gc.freeze``). This builds one log of ``--events`` events (the
+Until 2026-12-02 ``remem.agentlog`` paused the cyclic collector while it scanned a
+log and, after a scan of at least 100,000 events, moved what survived into the
+permanent generation (``gc.freeze``); they were removed because they did not pay
+(figures in README.md). This builds one log of ``--events`` events (the
 generator of ``benchmarks/write.py``), then, in fresh processes alternating
-``on`` (the code as it is) and ``off`` (both switches made no-ops), times a cold
+``on`` (both switches put back around ``AgentLog.sync``) and ``off`` (the code as
+it is), times a cold
 open (no catalog cache), a warm open, recalls in 30 users' DMs (p50, p99,
 max) and one full ``gc.collect()`` after the open (the pause a full collection
 costs a process holding the state)::
@@ -15,7 +17,6 @@ costs a process holding the state)::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import json
 import random
@@ -37,17 +38,22 @@ def measure(data: Path, variant: str, recalls: int, users: int) -> dict[str, Any
     """One process: open cold, then warm, recall, collect (``variant`` off: no switches)."""
     from remem import Memory, RunContext, agentlog
 
-    if variant == "off":
+    if variant == "on":
+        sync = agentlog.AgentLog.sync
 
-        class _NoSwitches:
-            def __getattr__(self, name: str) -> Any:
-                return getattr(gc, name)
+        def switched(self: agentlog.AgentLog) -> Any:
+            was_enabled = gc.isenabled()
+            before = self.state.events
+            gc.disable()
+            try:
+                return sync(self)
+            finally:
+                if was_enabled:
+                    gc.enable()
+                if self.state.events - before >= 100_000:  # a big scan: freeze its survivors
+                    gc.freeze()
 
-            def freeze(self) -> None:
-                pass
-
-        agentlog.gc = _NoSwitches()  # type: ignore[assignment]
-        agentlog.gc_paused = contextlib.nullcontext  # type: ignore[assignment]
+        agentlog.AgentLog.sync = switched  # type: ignore[method-assign]
     out: dict[str, Any] = {"variant": variant}
     (data / "agents" / AGENT / "catalog.cache").unlink(missing_ok=True)
     for label in ("cold_open_s", "warm_open_s"):

@@ -14,11 +14,9 @@ them before its write returns.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -41,22 +39,12 @@ _DEFERRABLE = frozenset({Remembered, Reinforced})
 UNINDEXED_MAX = 1024
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
-#: After a scan that folded at least this many events, freeze the survivors out of the
-#: cyclic collector: they are long-lived, and full collections over millions of them
-#: would pause recall for seconds.
+#: A scan that folded at least this many events writes the catalog snapshot (a log this
+#: big is worth opening from it next time). The process's garbage collector is left
+#: alone: pausing it during the scan and freezing what survived did not pay (measured
+#: in benchmarks/README.md, "GC switches"): the catalog is dicts of strings and ints,
+#: which the collector does not track.
 FREEZE_AFTER = 100_000
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a log is scanned (it only allocates)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class AgentLog:
@@ -171,13 +159,11 @@ class AgentLog:
             self._notify(seen, True)
         elif seen:
             self._defer(seen)
-        if self._scanned >= FREEZE_AFTER:
-            gc.freeze()
         self._scanned = 0
 
     def sync(self) -> State:
         """Catch up with the log and return the current state."""
-        with self.lock, gc_paused():
+        with self.lock:
             if not self._opened:
                 self._opened = True
                 self._resume_catalog()
