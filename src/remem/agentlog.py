@@ -201,8 +201,7 @@ class AgentLog:
         that the next open of a large log need not scan it. Holds no note text."""
         with self.lock:
             self._index_pending()
-            mark = self.log.mark()
-            if mark is not None and int(mark.get("lineno", 0)) >= FREEZE_AFTER:
+            if self.log.last_seq >= FREEZE_AFTER:  # a log worth opening from the snapshot
                 self._save_catalog()
             if self.vectors is not None:
                 self.vectors.resnapshot()
