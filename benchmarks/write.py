@@ -202,6 +202,7 @@ def generate_log(path: Path, events: int, seed: int) -> dict[str, int]:
         for i in range(events):
             ts = t0 + timedelta(seconds=i)
             env: dict[str, Any] = {"eid": new_id("ev"), "ts": ts, "actor": None, "role": "member"}
+            env["seq"] = i + 1  # numbered as the event store numbers what it appends
             r = rng.random()
             ev: Event
             if notes and r < 0.06:

@@ -14,7 +14,7 @@ AGENT = "yuko"
 
 
 def _engine(mem: Memory) -> Engine:
-    engine = mem._engine  # white-box: where the caches live
+    engine = mem._local()  # white-box: where the caches live
     assert isinstance(engine, Engine)
     return engine
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from remem import Memory, RunContext
-from remem.core import projection
+from remem.store import catalog
 
 AGENT = "yuko"
 USERS = [f"u:{i}" for i in range(8)]
@@ -38,7 +38,7 @@ def test_eviction_keeps_memory_bounded_and_answers_unchanged(
     ids = build(tmp_path)
     with Memory.open(tmp_path) as mem:
         expected = answers(mem)
-    monkeypatch.setattr(projection, "MAX_LOADED_NOTES", 6)
+    monkeypatch.setattr(catalog, "MAX_LOADED_NOTES", 6)
     with Memory.open(tmp_path) as mem:
         state = mem._agent(dm(USERS[0])).sync()
         assert not state.notes._data  # nothing folded at open
@@ -59,7 +59,7 @@ def test_a_write_by_another_process_to_an_evicted_scope_is_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = build(tmp_path)
-    monkeypatch.setattr(projection, "MAX_LOADED_NOTES", 4)
+    monkeypatch.setattr(catalog, "MAX_LOADED_NOTES", 4)
     with Memory.open(tmp_path) as reader, Memory.open(tmp_path) as writer:
         answers(reader)  # folds and evicts scopes along the way
         target = ids[USERS[0]][0]
@@ -71,10 +71,11 @@ def test_a_write_by_another_process_to_an_evicted_scope_is_seen(
 def test_reading_every_note_skips_one_caught_mid_write() -> None:
     """A note another thread has cataloged but not folded yet (or has just erased) is
     left out of ``notes.values()`` instead of raising KeyError in the reader."""
-    from remem.core.projection import State, scope_key
+    from remem.core.projection import scope_key
+    from remem.store.catalog import CatalogState
     from remem.testing.contract import remembered
 
-    state = State("a", loader=lambda positions: [])
+    state = CatalogState("a", loader=lambda positions: [])
     event = remembered("Folded normally.")
     state.record(event, 0)
     key = scope_key(event.scope, event.scope_id)

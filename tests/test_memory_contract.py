@@ -33,6 +33,14 @@ class TestJsonlMemory(MemoryContract):
             mem.close()
 
 
+class TestInMemoryMemory(MemoryContract):
+    """The same suite on ``memory://``: every open is a new private store, no files."""
+
+    @pytest.fixture
+    def memory_factory(self) -> Callable[[Callable[[], datetime]], Memory]:
+        return lambda clock: Memory.open("memory://", clock=clock)
+
+
 def test_the_meta_check_finds_a_method_without_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     class Partial:
         @case("get", OK)

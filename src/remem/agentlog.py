@@ -14,12 +14,9 @@ them before its write returns.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -31,8 +28,8 @@ from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.recall.memos import TextMemos
 from remem.runwrites import RunWrites
-from remem.store.atomic import replace_file
-from remem.store.base import Backend, EventLog, TraceLog
+from remem.store.base import Backend, Cache, EventLog, TraceLog
+from remem.store.catalog import CatalogState
 
 R = TypeVar("R")
 #: Events whose index upkeep may wait for the next read: they add or reinforce notes.
@@ -42,22 +39,12 @@ _DEFERRABLE = frozenset({Remembered, Reinforced})
 UNINDEXED_MAX = 1024
 CATALOG_VERSION = 1
 log = logging.getLogger("remem.store")
-#: After a scan that folded at least this many events, freeze the survivors out of the
-#: cyclic collector: they are long-lived, and full collections over millions of them
-#: would pause recall for seconds.
+#: A scan that folded at least this many events writes the catalog snapshot (a log this
+#: big is worth opening from it next time). The process's garbage collector is left
+#: alone: pausing it during the scan and freezing what survived did not pay (measured
+#: in benchmarks/README.md, "GC switches"): the catalog is dicts of strings and ints,
+#: which the collector does not track.
 FREEZE_AFTER = 100_000
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a log is scanned (it only allocates)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class AgentLog:
@@ -77,10 +64,7 @@ class AgentLog:
         self._unindexed: list[Event] = []
         self._scanned = 0
         self._opened = False
-        cache_path = getattr(backend, "cache_path", None)
-        self._catalog_path: Path | None = (
-            cache_path(agent, "catalog") if cache_path is not None else None
-        )
+        self._catalog: Cache | None = backend.cache(agent, "catalog")
         self.state = self._new_state()
         #: The agent's secret for keyed hashes (remem.core.veto), read when first needed.
         self.secret: Callable[[], bytes] = lambda: backend.agent_secret(agent)
@@ -133,8 +117,8 @@ class AgentLog:
         """Call ``listener(state, events, reset)`` after events are applied (index upkeep)."""
         self._listeners.append(listener)
 
-    def _new_state(self) -> State:
-        state = State(self.agent, loader=self.log.read_at)
+    def _new_state(self) -> CatalogState:
+        state = CatalogState(self.agent, loader=self.log.read_at)
         state.on_load = self._on_load
         state.on_evict = self._on_evict
         return state
@@ -175,13 +159,11 @@ class AgentLog:
             self._notify(seen, True)
         elif seen:
             self._defer(seen)
-        if self._scanned >= FREEZE_AFTER:
-            gc.freeze()
         self._scanned = 0
 
     def sync(self) -> State:
         """Catch up with the log and return the current state."""
-        with self.lock, gc_paused():
+        with self.lock:
             if not self._opened:
                 self._opened = True
                 self._resume_catalog()
@@ -197,17 +179,20 @@ class AgentLog:
 
     def _resume_catalog(self) -> None:
         """Start from the catalog snapshot when it matches the log; otherwise scan it all."""
-        path = self._catalog_path
-        if path is None or not path.exists():
+        cache = self._catalog
+        if cache is None:
             return
         try:
-            data = orjson.loads(path.read_bytes())
+            with cache.mapped() as body:
+                if body is None:
+                    return
+                data = orjson.loads(memoryview(body))
             if data.get("v") != CATALOG_VERSION or not self.log.resume(data["log"]):
                 return
             self.state.adopt(data["state"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # A damaged or foreign cache costs a full scan, never correctness.
-            log.warning("ignoring catalog cache %s: %s", path, exc)
+            log.warning("ignoring catalog cache %s: %s", cache.label, exc)
             self._reset()
             self.log.restart()
 
@@ -216,22 +201,21 @@ class AgentLog:
         that the next open of a large log need not scan it. Holds no note text."""
         with self.lock:
             self._index_pending()
-            mark = self.log.mark()
-            if mark is not None and int(mark.get("lineno", 0)) >= FREEZE_AFTER:
+            if self.log.last_seq >= FREEZE_AFTER:  # a log worth opening from the snapshot
                 self._save_catalog()
             if self.vectors is not None:
                 self.vectors.resnapshot()
 
     def _save_catalog(self) -> None:
-        path = self._catalog_path
+        cache = self._catalog
         mark = self.log.mark()
-        if path is None or mark is None:
+        if cache is None or mark is None:
             return
         body = orjson.dumps({"v": CATALOG_VERSION, "log": mark, "state": self.state.catalog()})
         try:
-            replace_file(path, [body])
+            cache.replace([body])
         except OSError as exc:
-            log.warning("could not write catalog cache %s: %s", path, exc)
+            log.warning("could not write catalog cache %s: %s", cache.label, exc)
 
     def write(self, build: Callable[[State], tuple[list[Event], R]]) -> R:
         """Under the writer lock: catch up, ``build`` events from fresh state, append, apply.
@@ -283,8 +267,7 @@ class AgentLog:
         """Under the writer lock, replace the log with ``build(state, all_events)`` and refold."""
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
-            events = build(self.state, txn.all_events())
-            txn.rewrite(events)
+            events = txn.rewrite(build(self.state, txn.all_events()))
             self._reset()
             for event, pos in zip(events, txn.positions, strict=True):
                 self.state.record(event, pos)

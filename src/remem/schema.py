@@ -373,6 +373,8 @@ def _event_schema(cls: type[events.Event]) -> dict[str, Any]:
         if type(None) in args and not keep_none:
             optional.append(key)
             tp = next(a for a in args if a is not type(None))
+        elif name == "seq":
+            optional.append(key)  # left out until the event is appended (seq 0)
         properties[key] = _schema_of(tp)
     return _object(properties, optional)
 

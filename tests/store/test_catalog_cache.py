@@ -13,7 +13,7 @@ import pytest
 
 from remem import Memory, RunContext
 from remem import agentlog as agentlog_module
-from remem.core.projection import State
+from remem.store.catalog import CatalogState
 
 AGENT = "yuko"
 
@@ -38,13 +38,13 @@ def snapshot_of(data: Path) -> list[tuple[str, str, str]]:
 def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """From now on, the log position of every line a full scan observes."""
     scanned: list[int] = []
-    observe = State.observe
+    observe = CatalogState.observe
 
-    def counting(self: State, data: dict[str, Any], pos: int) -> list[Any]:
+    def counting(self: CatalogState, data: dict[str, Any], pos: int) -> list[Any]:
         scanned.append(pos)
         return observe(self, data, pos)
 
-    monkeypatch.setattr(State, "observe", counting)
+    monkeypatch.setattr(CatalogState, "observe", counting)
     return scanned
 
 

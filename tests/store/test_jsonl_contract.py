@@ -6,14 +6,15 @@ from pathlib import Path
 
 from remem.store.jsonl import JsonlBackend, JsonlEventLog
 from remem.testing.contract import EventLogContract
+from remem.testing.contract_seq import SeqContract
 
 
-class TestJsonlEventLog(EventLogContract):
+class TestJsonlEventLog(EventLogContract, SeqContract):
     def make_log(self, tmp_path: Path) -> JsonlEventLog:
         return JsonlEventLog(tmp_path / "agents" / "yuko" / "memory.jsonl")
 
 
-class TestJsonlBackendEventLog(EventLogContract):
+class TestJsonlBackendEventLog(EventLogContract, SeqContract):
     """The same contract through the backend, one backend object per handle (per process)."""
 
     def make_log(self, tmp_path: Path) -> JsonlEventLog:

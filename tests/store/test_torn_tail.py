@@ -99,7 +99,8 @@ def test_torn_tail_is_repaired_saved_aside_and_reported(tmp_path: Path, case: st
     after = remembered("Written after the repair.")
     with writer.transaction() as txn:
         assert txn.caught_up == Batch(recovered, False)
-        assert txn.append([after]) == [after]
+        (written,) = txn.append([after])
+    assert written == after and written.seq == len(recovered) + 1  # numbered after the last
     assert len(writer.repairs) == 1
     repair = writer.repairs[0]
     assert repair.log == str(path)
@@ -107,7 +108,7 @@ def test_torn_tail_is_repaired_saved_aside_and_reported(tmp_path: Path, case: st
     saved = Path(repair.saved_to)
     assert _torn_files(path) == [saved]
     assert saved.read_bytes() == cut
-    assert path.read_bytes() == damaged[: len(damaged) - len(cut)] + encode(after)
+    assert path.read_bytes() == damaged[: len(damaged) - len(cut)] + encode(written)
 
     # Everyone reads on: the earlier reader, and a fresh handle from the start.
     assert reader.read_new() == Batch([after], False)

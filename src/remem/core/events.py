@@ -13,8 +13,8 @@ rather than misread.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -37,6 +37,10 @@ class Event:
     role: str | None = None
     run_id: str | None = None
     channel: str | None = None
+    #: Position in its agent's log: assigned once, when the event store appends it
+    #: (0 before), increasing, never renumbered (a compaction may leave holes). Not part
+    #: of equality: an event is identified by its ``eid``.
+    seq: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,7 +264,8 @@ def _compile(cls: type[Event], *, line: bool = False) -> Callable[[Event], dict[
             raise TypeError(f"field name {name!r} of {cls.__name__}")
         lines += [
             f"    value = event.{name}",
-            "    if value is not None:",
+            # seq 0 means "not appended yet": left out, so a reader numbers the line.
+            "    if value:" if name == "seq" else "    if value is not None:",
             "        c = value.__class__",
             f"        out[{stored!r}] = value if c in _plain else "
             "(_convert[c](value) if c in _convert else _other(value))",
@@ -290,6 +295,24 @@ def encode(event: Event) -> bytes:
     cls = type(event)
     fields_ = (_TO_LINE.get(cls) or _compile(cls, line=True))(event)
     return seal(orjson.dumps(fields_, option=orjson.OPT_UTC_Z))
+
+
+def sequenced(events: Sequence[Event], first: int) -> list[Event]:
+    """``events`` numbered ``first``, ``first + 1``... (an event store appending them).
+
+    An event not numbered yet takes its number in place: ``seq`` is the one field set
+    after construction, once, by the store that appends it (a copy would cost more than
+    the rest of encoding it). An event numbered already (read from another log, or a
+    retry after a failed append) is copied, so no reader's event changes under it.
+    """
+    out = []
+    for seq, ev in enumerate(events, first):
+        if ev.seq:
+            ev = replace(ev, seq=seq)
+        else:
+            object.__setattr__(ev, "seq", seq)
+        out.append(ev)
+    return out
 
 
 def seal(body: bytes) -> bytes:
@@ -391,6 +414,7 @@ def _build(cls: type[Event], data: dict[str, Any]) -> Event:
         "role": data.get("role"),
         "run_id": data.get("run_id"),
         "channel": data.get("channel"),
+        "seq": data.get("seq", 0),
     }
     if cls is Remembered:
         kwargs.update(

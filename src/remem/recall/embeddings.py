@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("remem.embeddings")
 
-#: The cache file's name (``<data>/agents/<agent>/vectors.cache`` for JSONL stores).
+#: The cache's name (``<data>/agents/<agent>/vectors.cache`` in a JSONL store).
 CACHE_NAME = "vectors"
 
 
@@ -44,10 +44,8 @@ def make_vector_index(
         from remem.recall.vectors import VectorIndex
     except ImportError:  # numpy vanished between the embedder's check and now
         return None
-    cache_path = getattr(backend, "cache_path", None)
-    path = cache_path(agent, CACHE_NAME) if cache_path is not None else None
     try:
-        return VectorIndex(chosen, path)
+        return VectorIndex(chosen, backend.cache(agent, CACHE_NAME))
     except EmbeddingError as exc:  # e.g. an HTTP embedder that cannot tell its dimension
         log.warning("recall runs lexically for agent %s: %s", agent, exc)
         return None

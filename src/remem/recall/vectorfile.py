@@ -6,19 +6,17 @@ from __future__ import annotations
 import json
 import logging
 import mmap
-import os
 import time
 import zlib
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from remem.store.atomic import replace_file
-
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from remem.store.base import Cache
 
 log = logging.getLogger("remem.embeddings")
 
@@ -51,8 +49,9 @@ class VectorFile:
 
     MAGIC = b"REMEMVEC"
 
-    def __init__(self, path: Path, embedder: str, dim: int) -> None:
-        self.path = path
+    def __init__(self, cache: Cache, embedder: str, dim: int) -> None:
+        self.cache = cache
+        self.path = cache.label  # names the cache in messages
         self.dim = dim
         header = json.dumps({"v": 2, "embedder": embedder, "dim": dim}, sort_keys=True).encode()
         self.header = self.MAGIC + len(header).to_bytes(4, "little") + header
@@ -70,9 +69,6 @@ class VectorFile:
         )
         assert self.dtype.itemsize == self.size
         self.records = 0
-        self._ino: int | None = None
-        #: Descriptor appends go to, and the inode it was opened on.
-        self._appender: tuple[int, int] | None = None
         #: Records appended but not written yet, and since when.
         self._queue: list[bytes] = []
         self._queued_at = 0.0
@@ -98,21 +94,20 @@ class VectorFile:
         read-only map of the file, so a large cache is never duplicated in memory.
         """
         try:
-            with open(self.path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
+            with self.cache.mapped() as mapped:
+                if mapped is None:
+                    return None
+                size = len(mapped)
                 if size < len(self.header):
                     self.records = -1
                     return None
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                    return self._parse(mapped, size)
-        except FileNotFoundError:
-            return None
+                return self._parse(mapped, size)
         except (OSError, ValueError, BufferError) as exc:
             log.warning("ignoring unreadable vector cache %s: %s", self.path, exc)
             self.records = -1
             return None
 
-    def _parse(self, mapped: mmap.mmap, size: int) -> CacheTable | None:
+    def _parse(self, mapped: mmap.mmap | bytes, size: int) -> CacheTable | None:
         start = len(self.header)
         if mapped[:start] != self.header:
             log.info("vector cache %s is for another embedder or version; rebuilding", self.path)
@@ -155,15 +150,13 @@ class VectorFile:
 
     def needs_snapshot(self, live: int) -> bool:
         """True when the file is missing, damaged or mostly superseded records."""
-        return self.records < 0 or self.records > 2 * live + 1024 or not self.path.exists()
+        return self.records < 0 or self.records > 2 * live + 1024 or self.cache.size() is None
 
     def snapshot(self, records: Sequence[bytes]) -> None:
         """Atomically replace the file with ``records`` (the current rows)."""
         self._queue = []  # the rows written now include what was queued
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(self.path, [self.header, b"".join(records)])
-            self._ino = os.stat(self.path).st_ino
+            self.cache.replace([self.header, b"".join(records)])
             self.records = len(records)
         except OSError as exc:
             log.warning("could not write vector cache %s: %s", self.path, exc.strerror)
@@ -192,32 +185,16 @@ class VectorFile:
         if not records:
             return
         try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            self.snapshot(everything())
-            return
-        except OSError:
-            return
-        if st.st_size < len(self.header):
-            self.snapshot(everything())
-            return
-        try:
-            os.write(self._append_fd(st.st_ino), b"".join(records))
-            self.records += len(records)
+            size = self.cache.size()
+            fits = size is not None and size >= len(self.header)
+            if fits and self.cache.append(b"".join(records)):
+                self.records += len(records)
+                return
         except OSError as exc:
             log.warning("could not append to vector cache %s: %s", self.path, exc.strerror)
-
-    def _append_fd(self, ino: int) -> int:
-        """A descriptor appending to the file now at ``path`` (inode ``ino``), kept open."""
-        if self._appender is not None and self._appender[1] == ino:
-            return self._appender[0]
-        self.close()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        self._appender = (fd, os.fstat(fd).st_ino)
-        return fd
+            return
+        self.snapshot(everything())  # no cache (compaction scrubbed it), or a damaged one
 
     def close(self) -> None:
-        """Close the append descriptor (reopened on the next append)."""
-        if self._appender is not None:
-            os.close(self._appender[0])
-            self._appender = None
+        """Release what the cache holds open (reopened on the next append)."""
+        self.cache.close()

@@ -29,7 +29,6 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,6 +42,8 @@ from remem.recall.vectorfile import ID_BYTES, VectorFile
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from remem.store.base import Cache
 
 log = logging.getLogger("remem.embeddings")
 
@@ -195,12 +196,12 @@ class VectorIndex:
     kept over a reset) wait in a per-scope stash, so opening a large store
     neither embeds nor materializes anything. A note that needs embedding waits
     too (in ``_missing``) until a recall asks for its scope (:meth:`ensure`).
-    Thread-safe. ``path`` is the cache file (``None``: memory only). Embedding
+    Thread-safe. ``cache`` is where rows persist (``None``: memory only). Embedding
     failures are logged and retried later; the notes involved rank lexically
     meanwhile.
     """
 
-    def __init__(self, embedder: Embedder, path: Path | None = None) -> None:
+    def __init__(self, embedder: Embedder, cache: Cache | None = None) -> None:
         self.embedder = embedder
         self.dim = int(embedder.dim)
         self.blocks: dict[ScopeKey, VectorBlock] = {}
@@ -212,7 +213,7 @@ class VectorIndex:
         self._missing: dict[ScopeKey, set[str]] = {}
         self._retry_at = 0.0
         self._lock = threading.RLock()
-        self.file = VectorFile(path, embedder.name, self.dim) if path is not None else None
+        self.file = VectorFile(cache, embedder.name, self.dim) if cache is not None else None
         self._loaded = False
 
     # -- queries --------------------------------------------------------------------------

@@ -1,22 +1,43 @@
-"""Storage protocols. Every backend passes the contract suite in ``remem.testing``.
+"""Storage ports. Every backend passes the contract suites in ``remem.testing``.
 
-An :class:`EventLog` is one agent's append-only event log. Writers work inside
-:meth:`EventLog.transaction`, which holds the backend's exclusive writer lock,
-first brings the caller up to date with what other processes appended
-(``caught_up``), and makes :meth:`LogTransaction.append` durable before it
-returns. Event ids (``eid``) are idempotent: appending an event whose eid is
-already in the log is a no-op, so a retried write is never duplicated.
+Three ports, each small enough that a PostgreSQL implementation is obvious:
+
+- the **event store** (:class:`EventStore`, per agent): append-only events. Writers
+  work inside :meth:`EventStore.transaction`, which holds the agent's exclusive
+  writer lock, first brings the caller up to date with what other processes
+  appended (``caught_up``), and makes :meth:`LogTransaction.append` durable before
+  it returns; the caller builds its events against that fresh state in between
+  (``AgentLog.write(build)``). Event ids (``eid``) are idempotent: appending an
+  event whose eid is in the log is a no-op, so a retried write is never
+  duplicated. Every event carries a per-agent integer ``seq``, assigned at append
+  (``last + 1``...), never renumbered, never given twice (a compaction may leave
+  holes); ``append(events, expect_seq=n)`` asserts the log is still at ``n``
+  (else ``Conflict``). Group commit (several waiting writers' batches made durable
+  by one append, for the HTTP service) fits this call: a store may run the
+  builds of waiting writers in one transaction and append their batches together.
+  :class:`EventLog` adds what a lazily folded reader needs (visits of raw records,
+  reads by position, a resumable mark): positions are opaque to callers (byte
+  offsets in JSONL, the seq in memory or PostgreSQL);
+- the **trace store** (:class:`TraceLog`, per agent): recall traces, derived data;
+- the **config store** (:class:`ConfigStore`): rules, the agent's secret, the
+  policy source, and named collections of small versioned records (the
+  service's tokens, member links and sessions, encrypted slots).
+
+A :class:`Backend` is a data location offering the three, plus rebuildable
+:class:`Cache` objects. Files, byte offsets, torn tails and trash directories
+stay inside the JSONL adapter; nothing here takes or returns a path.
 """
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from remem.core.events import Event
+from remem.store.config import ConfigRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +62,15 @@ class LogTransaction(Protocol):
     #: After :meth:`append`: the log position of each appended event, in order.
     positions: list[int]
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        """Durably append the events not already in the log; returns those appended."""
+    def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
+        """Durably append the events not already in the log; returns those appended,
+        numbered (``seq``) after the log's last. ``expect_seq``: the log's last seq the
+        caller built against; another one raises ``Conflict`` and nothing is written."""
         ...
 
-    def rewrite(self, events: Sequence[Event]) -> None:
-        """Atomically replace the whole log with ``events`` (compaction)."""
+    def rewrite(self, events: Sequence[Event]) -> list[Event]:
+        """Atomically replace the whole log with ``events`` (compaction); returns them as
+        written: events keep their seq, new ones (seq 0) are numbered after the last."""
         ...
 
     def all_events(self) -> list[Event]:
@@ -57,10 +81,35 @@ class LogTransaction(Protocol):
 Visitor = Callable[[dict[str, Any], int], None]
 
 
-class EventLog(Protocol):
+class EventStore(Protocol):
+    """One agent's events (see the module docstring)."""
+
+    @property
+    def last_seq(self) -> int:
+        """The highest seq this handle has read or appended (0: none)."""
+        ...
+
     def read_new(self) -> Batch:
         """Events appended since the previous read (by this or any other process)."""
         ...
+
+    def read_after(self, seq: int) -> list[Event]:
+        """Every event in the log whose seq is above ``seq``, in log order (catch-up)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[LogTransaction]:
+        """Hold the writer lock; see the module docstring."""
+        ...
+
+    def history(self, note_id: str) -> list[Event]:
+        """Every event in the log that refers to ``note_id``, in log order."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class EventLog(EventStore, Protocol):
+    """An :class:`EventStore` read lazily by the embedded store's catalog state."""
 
     def scan_new(self, visit: Visitor, on_reset: Callable[[], None]) -> bool:
         """Like :meth:`read_new`, but hand each checked record to ``visit(data, position)``
@@ -91,19 +140,15 @@ class EventLog(Protocol):
         processes appended is delivered as in :meth:`scan_new` (``caught_up`` stays empty)."""
         ...
 
-    def history(self, note_id: str) -> list[Event]:
-        """Every event in the log that refers to ``note_id``, in log order."""
-        ...
-
     @property
     def repairs(self) -> list[TornTail]:
-        """Torn tails this handle cut and saved aside."""
+        """Damage this handle repaired (torn tails cut and saved aside; none elsewhere)."""
         ...
-
-    def close(self) -> None: ...
 
 
 class TraceLog(Protocol):
+    """The trace store of one agent: recall traces (ids, scores, reasons; derived data)."""
+
     def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
         """Append one trace record (not fsynced per record: traces are derived data).
 
@@ -131,8 +176,81 @@ class TraceLog(Protocol):
     def close(self) -> None: ...
 
 
-class Backend(Protocol):
-    """A data location holding every agent's logs, traces, rules and the policy file."""
+class Cache(Protocol):
+    """One rebuildable cache of one agent (the catalog snapshot, the note vectors).
+
+    Derived data, never the source of truth: its reader checks it against the log,
+    the backend's ``scrub`` removes it. Methods raise ``OSError``; a caller treats a
+    failure as a missing cache, never as an error of the store.
+    """
+
+    #: Names the cache in log messages.
+    label: str
+
+    def size(self) -> int | None:
+        """Bytes in the cache; ``None`` when there is none."""
+        ...
+
+    def mapped(self) -> AbstractContextManager[mmap.mmap | bytes | None]:
+        """The content as a read-only buffer valid inside the ``with`` (``None``: none)."""
+        ...
+
+    def replace(self, chunks: Sequence[bytes]) -> None:
+        """Atomically replace the content (readers see the old or the new, never half)."""
+        ...
+
+    def append(self, data: bytes) -> bool:
+        """Append to the content; ``False`` (nothing written) when there is no cache."""
+        ...
+
+    def close(self) -> None: ...
+
+
+#: The trace store port's name in DESIGN §3 (the same protocol).
+TraceStore = TraceLog
+
+
+class ConfigStore(Protocol):
+    """Rules, secrets, the policy source and named collections of versioned records."""
+
+    def read_rules(self, agent: str) -> dict[str, str]: ...
+
+    def write_rule(self, agent: str, name: str, content: str) -> None:
+        """Set rule ``name`` of ``agent`` (empty ``content``: remove it)."""
+        ...
+
+    def policy_source(self) -> tuple[str, str] | None:
+        """``(text, version)`` of the policy file, or None when there is none."""
+        ...
+
+    def agent_secret(self, agent: str) -> bytes:
+        """The agent's random secret for keyed hashes (32 bytes), created on first need.
+
+        Kept outside the log and the caches (never scrubbed), the same across reopening
+        and for every process using this location.
+        """
+        ...
+
+    def read_record(self, collection: str, key: str) -> ConfigRecord | None:
+        """The record stored under ``key`` in ``collection`` (``None``: there is none)."""
+        ...
+
+    def write_record(
+        self, collection: str, key: str, value: dict[str, Any] | None, *, if_version: int | None
+    ) -> int:
+        """Store ``value`` (``None``: delete) and return the new version (0 once deleted).
+
+        ``if_version``: the version the caller read (0: absent); another raises
+        ``Conflict`` and nothing is written. Durable before it returns."""
+        ...
+
+    def record_keys(self, collection: str) -> list[str]:
+        """Every key of ``collection``, sorted."""
+        ...
+
+
+class Backend(ConfigStore, Protocol):
+    """A data location: every agent's events and traces, the config store, caches."""
 
     url: str
 
@@ -142,38 +260,19 @@ class Backend(Protocol):
 
     def trace_log(self, agent: str) -> TraceLog: ...
 
-    def read_rules(self, agent: str) -> dict[str, str]: ...
-
-    def write_rule(self, agent: str, name: str, content: str) -> None: ...
-
-    def policy_source(self) -> tuple[str, str] | None:
-        """``(text, version)`` of the policy file, or None when there is none."""
-        ...
-
     def trash_agent(self, agent: str) -> str: ...
 
     def scrub(self, agent: str) -> list[str]:
         """Remove derived files that may hold erased content; returns what was removed.
 
-        This includes every cache file (:meth:`cache_path`): caches are rebuilt
-        from the log, so erased content must not survive in them.
+        This includes every :meth:`cache`: caches are rebuilt from the log, so
+        erased content must not survive in them.
         """
         ...
 
-    def cache_path(self, agent: str, name: str) -> Path | None:
-        """Where a rebuildable cache called ``name`` (``[a-z0-9_]+``) lives next to the log.
-
-        ``None`` when this backend keeps no local files (caches stay in memory).
-        A cache is derived data, never the source of truth; :meth:`scrub` removes it.
-        """
-        ...
-
-    def agent_secret(self, agent: str) -> bytes:
-        """The agent's random secret for keyed hashes (32 bytes), created on first need.
-
-        Kept outside the log and the caches (never scrubbed), the same across reopening
-        and for every process using this location.
-        """
+    def cache(self, agent: str, name: str) -> Cache | None:
+        """The agent's rebuildable cache called ``name`` (``[a-z0-9_]+``), kept next to
+        its events; ``None`` when this backend keeps none (caches stay in memory)."""
         ...
 
     def close(self) -> None: ...

@@ -11,6 +11,12 @@
     <data>/agents/<agent>/memory.jsonl.damaged-*  lines cut by ``remem repair`` (kept)
     <data>/agents/<agent>/memory.jsonl.cleanup    a compaction's clean-up is unfinished
     <data>/agents/<agent>/secret.key      the agent's secret for keyed hashes (0600)
+    <data>/config/<collection>/<key>.json the config store's records (remem.store.config)
+
+Each event line carries its ``seq`` (see :mod:`remem.store.base`), written at
+append. Lines of logs written before ``seq`` existed have none: a reader numbers
+them by line (1-based), which is what their seq would have been, and a compaction
+writes each kept line with its seq, so numbers survive the holes it leaves.
 
 A compaction writes the ``.cleanup`` flag (durably) before it renames the new log
 into place and removes it once :meth:`JsonlBackend.scrub` has run; a process that
@@ -27,7 +33,6 @@ fsync was cut back, and no process sees it after the cut.
 
 from __future__ import annotations
 
-import collections
 import hashlib
 import logging
 import os
@@ -41,18 +46,29 @@ from typing import Any
 
 import orjson
 
-from remem.core.events import EVENT_TYPES, SCHEMA_VERSION, Erased, Event, encode, from_dict, seal
-from remem.errors import CorruptLog, InvalidInput, NotFound, StoreError
+from remem.core.events import (
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    Erased,
+    Event,
+    encode,
+    from_dict,
+    sequenced,
+)
+from remem.errors import Conflict, CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store import syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
+from remem.store.cachefile import FileCache
+from remem.store.config import FileRecords
 from remem.store.durable import ensure_dir, fsync_dir, reason
+from remem.store.jsonl_traces import JsonlTraceLog
+from remem.store.rules import check_rule_name
 from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 from remem.store.secret import load_or_create_secret
 
 _RACY_NS = 2_000_000_000
-_RULE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 
 
@@ -65,10 +81,6 @@ def _parse_event(data: dict[str, Any], where: str) -> Event:
 
 def _nothing() -> None:
     pass
-
-
-def _parse_trace(data: dict[str, Any], where: str) -> dict[str, Any]:
-    return data
 
 
 class _Txn:
@@ -93,12 +105,13 @@ class _Txn:
     def __exit__(self, *exc: object) -> None:
         self._held.__exit__(*exc)
 
-    def append(self, events: Sequence[Event]) -> list[Event]:
-        appended, self.positions = self._log._append(events)
+    def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
+        appended, self.positions = self._log._append(events, expect_seq)
         return appended
 
-    def rewrite(self, events: Sequence[Event]) -> None:
-        self.positions = self._log._rewrite(events)
+    def rewrite(self, events: Sequence[Event]) -> list[Event]:
+        written, self.positions = self._log._rewrite(events)
+        return written
 
     def all_events(self) -> list[Event]:
         return self._log._file.scan(lambda line: True)
@@ -116,8 +129,10 @@ class JsonlEventLog:
         )
         dirs = (path.parent, agents, agents.parent, agents.parent.parent)
         self._file: SealedFile[Event] = SealedFile(
-            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs
+            path, _parse_event, durable=True, repair_hint=hint, dirs=dirs, number_key="seq"
         )
+        #: The highest ``seq`` read or written (the next append numbers from it).
+        self._seq = 0
         #: Event ids of writes this handle reported as failed with an unknown outcome:
         #: never served by this process (they stay in ``_eids`` across resets).
         self._withheld: set[str] = set()
@@ -153,6 +168,7 @@ class JsonlEventLog:
 
         def run() -> None:
             self._eids = set(self._withheld)
+            self._seq = 0
             on_reset()
 
         self._made_resetter = (on_reset, run)
@@ -176,6 +192,9 @@ class JsonlEventLog:
             op = get("op")
             if op not in _types or get("v", 1) != _v:
                 from_dict(data, f"{self.path} at byte {pos}")  # raises the precise error
+            seq = data["seq"]  # numbered by the reader when the line predates seq
+            if seq > self._seq:
+                self._seq = seq
             eid = get("eid")
             if type(eid) is not str:
                 raise CorruptLog(f"{self.path} at byte {pos}: event without an eid")
@@ -198,25 +217,29 @@ class JsonlEventLog:
         mark = self._file.mark()
         if mark is None or self._withheld:
             return None  # a snapshot would hide withheld lines from the next process
-        return {**mark, "eids": list(self._eids)}  # a set: its order does not matter
+        return {**mark, "seq": self._seq, "eids": list(self._eids)}  # eids: order is moot
 
     def restart(self) -> None:
         """Read from the start again (after an unusable snapshot)."""
         self._file.restart()
         self._eids = set(self._withheld)
+        self._seq = 0
 
     def resume(self, mark: dict[str, Any]) -> bool:
         """Continue reading after ``mark`` if the log still starts with what it covered."""
         if not self._file.resume(mark):
             return False
         self._eids = set(mark["eids"]) | self._withheld
+        self._seq = int(mark.get("seq", mark["lineno"]))
         return True
 
     def _track(self, events: list[Event], reset: bool) -> Batch:
         if reset:
             self._eids = set(self._withheld)
+            self._seq = 0
         fresh = []
         for ev in events:
+            self._seq = max(self._seq, ev.seq)
             if ev.eid not in self._eids:
                 self._remember_eids(ev)
                 fresh.append(ev)
@@ -236,13 +259,26 @@ class JsonlEventLog:
         self._file.on_reset = self._resetter(on_reset or _nothing)
         return _Txn(self, self._checked(visit))
 
-    def _append(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+    @property
+    def last_seq(self) -> int:
+        """The highest ``seq`` this handle has read or written (0: none)."""
+        return self._seq
+
+    def _append(
+        self, events: Sequence[Event], expect_seq: int | None = None
+    ) -> tuple[list[Event], list[int]]:
+        if expect_seq is not None and expect_seq != self._seq:
+            raise Conflict(
+                f"{self.path}: the log is at seq {self._seq}, not {expect_seq}; read what "
+                "was appended since and build the events again (nothing was written)"
+            )
         todo = []
         seen: set[str] = set()
         for ev in events:
             if ev.eid not in self._eids and ev.eid not in seen:
                 seen.add(ev.eid)
                 todo.append(ev)
+        todo = sequenced(todo, self._seq + 1)
         positions: list[int] = []
         if todo:
             try:
@@ -254,16 +290,24 @@ class JsonlEventLog:
                 raise
             for ev in todo:
                 self._remember_eids(ev)
+            self._seq = todo[-1].seq
         return todo, positions
 
-    def _rewrite(self, events: Sequence[Event]) -> list[int]:
+    def _rewrite(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+        """Events kept keep their seq; new ones (seq 0: a compaction's markers) are
+        numbered after the highest seq the log had, so no seq is ever given twice."""
         self._file._check_writable()
         self._flag_cleanup()
+        fresh = sequenced([ev for ev in events if not ev.seq], self._seq + 1)
+        it = iter(fresh)
+        events = [ev if ev.seq else next(it) for ev in events]
         positions = self._file.rewrite([encode(ev) for ev in events])
         self._eids = set(self._withheld)
         for ev in events:
             self._remember_eids(ev)
-        return positions
+        if fresh:
+            self._seq = fresh[-1].seq
+        return list(events), positions
 
     def _flag_cleanup(self) -> None:
         """Durably flag a compaction's clean-up as due, before the log is replaced."""
@@ -282,6 +326,14 @@ class JsonlEventLog:
                 f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
             ) from None
 
+    def read_after(self, seq: int) -> list[Event]:
+        """A scan of the whole file (catch-up by seq is rare in the embedded store)."""
+        return [
+            ev
+            for ev in self._file.scan(lambda line: True)
+            if ev.seq > seq and ev.eid not in self._withheld
+        ]
+
     def history(self, note_id: str) -> list[Event]:
         needle = orjson.dumps(note_id)
         return [
@@ -290,96 +342,6 @@ class JsonlEventLog:
             if (getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id)
             and ev.eid not in self._withheld
         ]
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class JsonlTraceLog:
-    """One agent's ``traces.jsonl``: sealed lines, appended without per-record fsync.
-
-    Traces are derived data written on every recall, so appending never reads the
-    file: it takes the lock, isolates a torn tail by starting a new line, and
-    writes one line. Reads scan the file for the run wanted (a damaged trace line
-    is skipped, not fatal: the event log is the source of truth), after looking at
-    the traces this process wrote recently.
-    """
-
-    RECENT = 512
-    SHARED_KEPT = 256
-
-    def __init__(self, path: Path) -> None:
-        self._file: SealedFile[dict[str, Any]] = SealedFile(path, _parse_trace, durable=False)
-        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.RECENT)
-        #: Shared parts by ref (most recent last), and which ones the file open now holds
-        #: (by the file's generation).
-        self._shared: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
-        self._written: tuple[int, set[str]] = (-1, set())
-
-    def append(self, record: dict[str, Any], shared: dict[str, Any] | None = None) -> None:
-        line = seal(orjson.dumps(record))
-        try:
-            with self._file.locked_blind() as fd:
-                st = os.fstat(fd)
-                if self._file.generation != self._written[0]:
-                    self._written = (self._file.generation, set())
-                if shared is not None and shared["ref"] not in self._written[1]:
-                    line = seal(orjson.dumps({**shared, "type": "shared"})) + line
-                if st.st_size and syscalls.pread(fd, 1, st.st_size - 1) != b"\n":
-                    line = b"\n" + line  # a torn trace stays a line of its own
-                syscalls.write(fd, line)
-        except OSError as exc:
-            raise StoreError(f"cannot write traces {self._file.path}: {exc.strerror}") from None
-        if shared is not None:
-            ref = str(shared["ref"])
-            self._written[1].add(ref)
-            self._keep_shared(ref, shared)
-        self._recent.append(record)
-
-    def _keep_shared(self, ref: str, shared: dict[str, Any]) -> None:
-        self._shared[ref] = shared
-        self._shared.move_to_end(ref)
-        while len(self._shared) > self.SHARED_KEPT:
-            self._shared.popitem(last=False)
-
-    def shared(self, ref: str) -> dict[str, Any] | None:
-        found = self._shared.get(ref)
-        if found is not None:
-            return found
-        needle = orjson.dumps(ref)
-        for rec in self._file.scan(lambda b: needle in b):
-            if rec.get("type") == "shared" and rec.get("ref") == ref:
-                rec = {k: v for k, v in rec.items() if k != "type"}
-                self._keep_shared(ref, rec)
-                return rec
-        return None
-
-    def find(self, run_id: str) -> list[dict[str, Any]]:
-        recent = [r for r in self._recent if r.get("run_id") == run_id]
-        if recent:
-            return recent
-        needle = orjson.dumps(run_id)
-        return [r for r in self._file.scan(lambda b: needle in b) if r.get("run_id") == run_id]
-
-    def latest(self, actor: str, channel: str | None) -> dict[str, Any] | None:
-        def ours(rec: dict[str, Any]) -> bool:
-            return bool(rec.get("actor") == actor and rec.get("channel") == channel)
-
-        recent = [r for r in self._recent if ours(r)]
-        if recent:
-            return recent[-1]
-        needle = orjson.dumps(actor)
-        stored = [r for r in self._file.scan(lambda b: needle in b) if ours(r)]
-        return stored[-1] if stored else None
-
-    def all(self) -> list[dict[str, Any]]:
-        return self._file.scan(lambda b: True)
-
-    def rewrite(self, records: Sequence[dict[str, Any]]) -> None:
-        with self._file.locked():
-            self._file.rewrite([seal(orjson.dumps(r)) for r in records])
-            self._recent.clear()
-            self._written = (-1, set())
 
     def close(self) -> None:
         self._file.close()
@@ -399,6 +361,10 @@ class JsonlBackend:
         self._policy_path = root / "remem.toml"
         self._policy_name = str(self._policy_path)
         self._rules_dirs: dict[str, Path] = {}
+        self._records = FileRecords(root)
+        self.read_record = self._records.read_record
+        self.write_record = self._records.write_record
+        self.record_keys = self._records.record_keys
 
     def _check_root(self) -> None:
         root = self.root
@@ -471,11 +437,7 @@ class JsonlBackend:
         return out
 
     def write_rule(self, agent: str, name: str, content: str) -> None:
-        if not _RULE_NAME.match(name) or name.endswith(".md"):
-            raise InvalidInput(
-                f"rule name {name!r} is not allowed: use letters, digits, '_', '-' or '.', "
-                "up to 64 characters, without the .md suffix"
-            )
+        check_rule_name(name)
         rules_dir = self.agent_dir(agent) / "rules"
         path = rules_dir / f"{name}.md"
         try:
@@ -553,11 +515,11 @@ class JsonlBackend:
             if isinstance(ev, Erased)
         ]
 
-    def cache_path(self, agent: str, name: str) -> Path:
+    def cache(self, agent: str, name: str) -> FileCache:
         """``<data>/agents/<agent>/<name>.cache``: a rebuildable cache next to the log."""
         if not _CACHE_NAME.match(name):
             raise InvalidInput(f"cache name {name!r} is not allowed: use [a-z0-9_]+")
-        return self.agent_dir(agent) / f"{name}.cache"
+        return FileCache(self.agent_dir(agent) / f"{name}.cache")
 
     def agent_secret(self, agent: str) -> bytes:
         """``<data>/agents/<agent>/secret.key`` (mode 0600), created on first need."""
@@ -570,3 +532,4 @@ class JsonlBackend:
             trace.close()
         self._logs.clear()
         self._traces.clear()
+        self._records.close()

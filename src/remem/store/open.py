@@ -1,4 +1,5 @@
-"""Open a backend from a location: a path, ``jsonl:///abs/path`` or (later) ``postgresql://``."""
+"""Open a backend from a location: a path, ``jsonl:///abs/path``, ``memory://`` or (later)
+``postgresql://``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from remem.errors import InvalidInput, StoreError
 from remem.store.base import Backend
 from remem.store.jsonl import JsonlBackend
+from remem.store.memory import URL as MEMORY_URL
+from remem.store.memory import MemoryBackend
 
 
 def open_backend(location: str | Path) -> Backend:
@@ -42,11 +45,20 @@ def _open_backend(location: str | Path) -> Backend:
         if not path.startswith("/"):
             raise InvalidInput(f"{location!r}: jsonl URLs take an absolute path, jsonl:///abs/path")
         return JsonlBackend(Path(path))
+    if location == MEMORY_URL:
+        return MemoryBackend()  # a new private store on every open
+    if location.startswith(MEMORY_URL):
+        raise InvalidInput(
+            f"{location!r}: an in-memory store takes no name or path; use memory:// "
+            "(every open makes a new, private store)"
+        )
     if location.startswith(("postgresql://", "postgres://")):
         raise InvalidInput(
             "the PostgreSQL backend is not available in this version; use a directory path"
         )
     if "://" in location:
         scheme = location.split("://", 1)[0]
-        raise InvalidInput(f"unknown storage scheme {scheme!r}: use a directory path or jsonl://")
+        raise InvalidInput(
+            f"unknown storage scheme {scheme!r}: use a directory path, jsonl:// or memory://"
+        )
     return JsonlBackend(Path(location).expanduser())

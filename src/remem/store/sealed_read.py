@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import zlib
+from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -33,8 +35,14 @@ class SealedReader(Generic[T]):
         durable: bool = True,
         repair_hint: str = "",
         dirs: tuple[Path, ...] = (),
+        number_key: str | None = None,
     ) -> None:
         self.path = path
+        #: A key that a record lacking it gets with its 1-based line number as value
+        #: (the event log's ``seq``: lines written before seq existed are numbered so).
+        self._number_key = number_key
+        #: Where each line starts, by file generation (built when first needed).
+        self._line_starts: tuple[int, array[int]] | None = None
         self.lock_path = path.with_name(path.name + ".lock")
         self._parse = parse
         self._durable = durable
@@ -154,6 +162,7 @@ class SealedReader(Generic[T]):
         """
         lineno, offset = self._lineno, self._offset
         consumed = lineno  # line number of the last line delivered
+        number = self._number_key
         try:
             for line in block.split(b"\n")[:-1]:
                 lineno += 1
@@ -171,6 +180,8 @@ class SealedReader(Generic[T]):
                     )
                 # The checksum holds, so this line was written whole: if it does not parse
                 # it is not a torn write and must never be cut as one. Fail closed here.
+                if number is not None and number not in data:
+                    data[number] = lineno
                 if visit is None:
                     records.append(self._parse(data, f"{self.path} line {lineno}"))
                 else:
@@ -256,11 +267,39 @@ class SealedReader(Generic[T]):
             self._reopen()
         assert self._fd is not None
         out = []
+        number = self._number_key
         for offset in offsets:
             line = self._line_at(offset)
             where = f"{self.path} at byte {offset}"
-            out.append(self._parse(unseal(line, where), where))
+            data = unseal(line, where)
+            if number is not None and number not in data:
+                data[number] = self._lineno_at(offset)
+            out.append(self._parse(data, where))
         return out
+
+    def _lineno_at(self, offset: int) -> int:
+        """The 1-based number of the line starting at ``offset``. Only lines written before
+        their records carried a number need it (a log older than ``seq``, until its first
+        compaction): the starts of every line are indexed once per file (8 bytes a line)."""
+        index = self._line_starts
+        if index is None or index[0] != self.generation:
+            self._line_starts = index = (self.generation, self._index_line_starts())
+        return bisect.bisect_right(index[1], offset)
+
+    def _index_line_starts(self) -> array[int]:
+        assert self._fd is not None
+        starts = array("Q", [0])
+        pos, size = 0, os.fstat(self._fd).st_size
+        while pos < size:
+            chunk = self._pread(min(_CHUNK, size - pos), pos)
+            if not chunk:
+                break
+            at = chunk.find(b"\n")
+            while at >= 0:
+                starts.append(pos + at + 1)
+                at = chunk.find(b"\n", at + 1)
+            pos += len(chunk)
+        return starts
 
     def _line_at(self, offset: int) -> bytes:
         assert self._fd is not None
@@ -286,7 +325,10 @@ class SealedReader(Generic[T]):
                 if keep(line):
                     where = f"{self.path} line {lineno}"
                     try:
-                        out.append(self._parse(unseal(line, where), where))
+                        data = unseal(line, where)
+                        if self._number_key is not None and self._number_key not in data:
+                            data[self._number_key] = lineno
+                        out.append(self._parse(data, where))
                     except CorruptLog as exc:
                         if self._durable:
                             raise CorruptLog(self._damaged(exc.message)) from None

@@ -43,133 +43,27 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from remem.core.events import (
-    EVENT_TYPES,
-    Approved,
-    ChannelPolicySet,
-    Corrected,
-    Disabled,
-    Enabled,
     Erased,
     Event,
     Forgotten,
     Pinned,
-    PreferencesSet,
     Refused,
-    Reinforced,
     Remembered,
     Restored,
     Superseded,
-    Unpinned,
-    from_dict,
 )
 from remem.core.ids import new_id
-from remem.core.model import Basis, Kind, Scope, Source, Status
 from remem.store.base import Batch, EventLog
+from remem.testing.contract_reader import ReaderContract
+from remem.testing.event_samples import every_event_type, remembered, sample_envelope
 
 __all__ = ["EventLogContract", "every_event_type", "remembered"]
 
-_T0 = datetime(2026, 7, 10, 12, 0, 0, tzinfo=UTC)
-_tick = 0
 
-
-def _ts() -> datetime:
-    """Distinct, increasing, microsecond-precise times (exercises the timestamp codec)."""
-    global _tick
-    _tick += 1
-    return _T0 + timedelta(seconds=_tick, microseconds=_tick % 997)
-
-
-def _envelope(eid: str | None = None) -> dict[str, Any]:
-    return {
-        "eid": eid or new_id("ev"),
-        "ts": _ts(),
-        "actor": "discord:123",
-        "role": "member",
-        "run_id": new_id("run"),
-        "channel": "discord:456",
-    }
-
-
-def remembered(
-    text: str = "Prefers replies of one or two sentences.",
-    *,
-    note_id: str | None = None,
-    eid: str | None = None,
-    scope_id: str = "discord:123",
-) -> Remembered:
-    """A fully populated ``Remembered`` event (fresh ids unless given)."""
-    return Remembered(
-        note_id=note_id or new_id("note"),
-        scope=Scope.USER,
-        scope_id=scope_id,
-        kind=Kind.PREFERENCE,
-        text=text,
-        basis=Basis.EXPLICIT,
-        status=Status.ACTIVE,
-        subject="reply.length",
-        tags=("style", "tone"),
-        pinned=False,
-        expires_at=_T0 + timedelta(days=30),
-        said_at=_T0 - timedelta(minutes=5),
-        source=Source(
-            channel_id="discord:456",
-            message_id="discord:789",
-            author_id="discord:123",
-            run_id=new_id("run"),
-        ),
-        **_envelope(eid),
-    )
-
-
-def every_event_type(note_id: str, other_id: str) -> list[Event]:
-    """One event of every type in :data:`remem.core.events.EVENT_TYPES`, about two notes."""
-    revision = new_id("rev")
-    events: list[Event] = [
-        remembered("Uses metric units.", note_id=note_id),
-        remembered("Lives in Lisbon.", note_id=other_id),
-        Reinforced(note_id=note_id, source=Source(message_id="discord:790"), **_envelope()),
-        Corrected(
-            note_id=note_id,
-            text="Uses metric units, except for screen sizes.",
-            scope=Scope.CHANNEL,
-            scope_id="discord:456",
-            kind=Kind.FACT,
-            **_envelope(),
-        ),
-        Pinned(note_id=note_id, **_envelope()),
-        Unpinned(note_id=note_id, **_envelope()),
-        Disabled(note_id=note_id, **_envelope()),
-        Enabled(note_id=note_id, **_envelope()),
-        Approved(note_id=note_id, **_envelope()),
-        Refused(note_id=other_id, **_envelope()),
-        Superseded(
-            note_id=other_id, by=note_id, revision_id=revision, how="subject", **_envelope()
-        ),
-        Restored(note_id=other_id, revision_id=revision, **_envelope()),
-        Forgotten(note_id=other_id, **_envelope()),
-        Erased(
-            note_id=other_id,
-            eids=(new_id("ev"), new_id("ev")),
-            final_status="forgotten",
-            **_envelope(),
-        ),
-        ChannelPolicySet(
-            target="discord:456",
-            settings={"memory": "on", "kinds": ["decision", "fact"], "stewards": ["discord:9"]},
-            **_envelope(),
-        ),
-        PreferencesSet(user="discord:123", settings={"inferred": False}, **_envelope()),
-    ]
-    assert {type(ev) for ev in events} == set(EVENT_TYPES.values()), "update every_event_type"
-    return events
-
-
-class EventLogContract(abc.ABC):
+class EventLogContract(ReaderContract, abc.ABC):
     """Behaviour every event-log backend must show; see the module docstring.
 
     Implement :meth:`make_log`. Tests open handles with :meth:`handle` (a second
@@ -354,7 +248,7 @@ class EventLogContract(abc.ABC):
         keep, drop = remembered("Keep."), remembered("Drop.")
         self.append(writer, [keep, drop])
         assert reader.read_new().events == [keep, drop]
-        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **_envelope())
+        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **sample_envelope())
         with writer.transaction() as txn:
             txn.rewrite([keep, erased])
         assert writer.read_new() == Batch([], False)
@@ -394,7 +288,7 @@ class EventLogContract(abc.ABC):
         drop = remembered("Forgotten content.")
         self.append(writer, [drop])
         assert earlier_reader.read_new().events == [drop]
-        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **_envelope())
+        erased = Erased(note_id=drop.note_id, eids=(drop.eid,), **sample_envelope())
         with writer.transaction() as txn:
             txn.rewrite([erased])
         assert self.append(writer, [drop]) == []
@@ -447,159 +341,14 @@ class EventLogContract(abc.ABC):
         reader = self.handle(tmp_path)
         assert reader.history(first.note_id) == []
         self.append(self.handle(tmp_path), [first])
-        pin = Pinned(note_id=first.note_id, **_envelope())
+        pin = Pinned(note_id=first.note_id, **sample_envelope())
         self.append(self.handle(tmp_path), [pin])
         assert reader.history(first.note_id) == [first, pin]
 
     def test_history_follows_a_rewrite(self, tmp_path: Path) -> None:
         a = remembered("A.")
         log = self.handle(tmp_path)
-        self.append(log, [a, Pinned(note_id=a.note_id, **_envelope())])
+        self.append(log, [a, Pinned(note_id=a.note_id, **sample_envelope())])
         with log.transaction() as txn:
             txn.rewrite([a])
         assert self.handle(tmp_path).history(a.note_id) == [a]
-
-    # -- the lazy path: visits, positions, read_at --------------------------------------
-
-    def scan(self, log: EventLog) -> tuple[list[tuple[Event, int]], list[str], bool]:
-        """``scan_new`` once: the visited events with their positions, the calls, the result."""
-        calls: list[str] = []
-        seen: list[tuple[Event, int]] = []
-
-        def visit(data: dict[str, Any], pos: int) -> None:
-            calls.append("visit")
-            seen.append((from_dict(data), pos))
-
-        def on_reset() -> None:
-            calls.append("reset")
-
-        reset = log.scan_new(visit, on_reset)
-        return seen, calls, reset
-
-    def test_scan_new_visits_new_records_once(self, tmp_path: Path) -> None:
-        writer = self.handle(tmp_path)
-        reader = self.handle(tmp_path)
-        assert self.scan(reader) == ([], [], False)
-        events = every_event_type(new_id("note"), new_id("note"))
-        self.append(writer, events[:5])
-        seen, calls, reset = self.scan(reader)
-        assert [ev for ev, _ in seen] == events[:5] and reset is False
-        assert "reset" not in calls
-        self.append(writer, events[5:])
-        seen2, _, _ = self.scan(reader)
-        assert [ev for ev, _ in seen2] == events[5:]
-        assert self.scan(reader) == ([], [], False)
-        # Positions are distinct and lead back to the events, in the order asked.
-        positions = [pos for _, pos in seen + seen2]
-        assert len(set(positions)) == len(events)
-        assert reader.read_at(positions) == events
-        assert reader.read_at(positions[::-1]) == events[::-1]
-        assert reader.read_at([]) == []
-        # The writer's own appends count as read on the lazy path too.
-        assert self.scan(writer) == ([], [], False)
-
-    def test_scan_new_after_a_rewrite_resets_first(self, tmp_path: Path) -> None:
-        writer = self.handle(tmp_path)
-        reader = self.handle(tmp_path)
-        a, b, c = remembered("A."), remembered("B."), remembered("C.")
-        self.append(writer, [a, b])
-        self.scan(reader)
-        with writer.transaction() as txn:
-            txn.rewrite([c, a])
-        seen, calls, reset = self.scan(reader)
-        assert reset is True
-        assert calls == ["reset", "visit", "visit"]
-        assert [ev for ev, _ in seen] == [c, a]
-        assert reader.read_at([pos for _, pos in seen]) == [c, a]
-
-    def test_transaction_with_a_visitor_delivers_what_others_appended(self, tmp_path: Path) -> None:
-        one = self.handle(tmp_path)
-        two = self.handle(tmp_path)
-        a, b, c = remembered("A."), remembered("B."), remembered("C.")
-        self.append(one, [a, b])
-        visited: list[Event] = []
-        resets: list[bool] = []
-
-        def visit(data: dict[str, Any], pos: int) -> None:
-            visited.append(from_dict(data))
-
-        with two.transaction(visit, lambda: resets.append(True)) as txn:
-            assert visited == [a, b]
-            assert txn.caught_up.events == []
-            assert txn.append([a, c]) == [c]  # a is known from the visit: not stored again
-            assert two.read_at(txn.positions) == [c]
-        assert resets == []
-        assert two.read_new() == Batch([], False)
-        assert self.read_all(tmp_path) == [a, b, c]
-
-    def test_append_positions_lead_back_to_the_events(self, tmp_path: Path) -> None:
-        log = self.handle(tmp_path)
-        first = [remembered("One."), remembered("x" * 100_000), remembered("Three.")]
-        with log.transaction() as txn:
-            assert txn.append(first) == first
-            positions = list(txn.positions)
-        assert len(positions) == 3
-        assert log.read_at(positions) == first
-        dup, new = first[0], remembered("Four.")
-        with log.transaction() as txn:
-            assert txn.append([dup, new]) == [new]
-            assert len(txn.positions) == 1
-            assert log.read_at(txn.positions) == [new]
-        # Another handle finds the same events at the positions its visit reports.
-        seen, _, _ = self.scan(self.handle(tmp_path))
-        other = self.handle(tmp_path)
-        assert other.read_at([pos for _, pos in seen]) == [*first, new]
-
-    def test_rewrite_positions_and_all_events(self, tmp_path: Path) -> None:
-        log = self.handle(tmp_path)
-        a, b, c = remembered("A."), remembered("B."), remembered("C.")
-        self.append(self.handle(tmp_path), [a, b])
-        with log.transaction() as txn:
-            assert txn.all_events() == [a, b]
-            txn.rewrite([b, c])
-            assert log.read_at(txn.positions) == [b, c]
-        with log.transaction() as txn:
-            assert txn.all_events() == [b, c]
-
-    # -- marks: resuming a handle where a snapshot of the folded state was taken ----------
-
-    def test_no_mark_before_anything_was_read(self, tmp_path: Path) -> None:
-        assert self.handle(tmp_path).mark() is None
-
-    def test_resume_at_a_mark_reads_only_what_came_after(self, tmp_path: Path) -> None:
-        first = self.handle(tmp_path)
-        a, b, c = remembered("A."), remembered("B."), remembered("C.")
-        self.append(first, [a, b])
-        self.scan(first)
-        mark = first.mark()
-        assert mark is not None
-        self.append(self.handle(tmp_path), [c])
-        later = self.handle(tmp_path)
-        assert later.resume(mark) is True
-        seen, calls, reset = self.scan(later)
-        assert [ev for ev, _ in seen] == [c] and reset is False and calls == ["visit"]
-        # The events before the mark still count as present: a retry is not stored twice.
-        with later.transaction() as txn:
-            assert txn.append([a]) == []
-
-    def test_a_mark_of_a_replaced_log_is_refused(self, tmp_path: Path) -> None:
-        log = self.handle(tmp_path)
-        a, b = remembered("A."), remembered("B.")
-        self.append(log, [a])
-        self.scan(log)
-        mark = log.mark()
-        assert mark is not None
-        with log.transaction() as txn:
-            txn.rewrite([b])
-        fresh = self.handle(tmp_path)
-        assert fresh.resume(mark) is False
-        seen, _, _ = self.scan(fresh)
-        assert [ev for ev, _ in seen] == [b]
-
-    def test_restart_reads_from_the_beginning_again(self, tmp_path: Path) -> None:
-        log = self.handle(tmp_path)
-        a, b = remembered("A."), remembered("B.")
-        self.append(self.handle(tmp_path), [a, b])
-        assert [ev for ev, _ in self.scan(log)[0]] == [a, b]
-        log.restart()
-        assert [ev for ev, _ in self.scan(log)[0]] == [a, b]
