@@ -24,6 +24,7 @@ import orjson
 from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.formation import learned_rules
+from remem.providers.embed import Embedder
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.recall.memos import TextMemos
@@ -50,7 +51,9 @@ FREEZE_AFTER = 100_000
 class AgentLog:
     """Projection + log of one agent; thread-safe within a process."""
 
-    def __init__(self, backend: Backend, agent: str) -> None:
+    def __init__(
+        self, backend: Backend, agent: str, *, embedder: Embedder | bool | None = True
+    ) -> None:
         self.agent = agent
         self.log: EventLog = backend.event_log(agent)
         self.traces: TraceLog = backend.trace_log(agent)
@@ -76,7 +79,7 @@ class AgentLog:
         # A learned rule goes with the note it was learned from.
         self.on_change(learned_rules.follow(backend, agent))
         # Note vectors (hybrid recall) when an embedder is available; else recall is lexical.
-        self.vectors = make_vector_index(backend, agent, words=self.memos.words)
+        self.vectors = make_vector_index(backend, agent, embedder, words=self.memos.words)
         if self.vectors is not None:
             self.lexical.vectors = self.vectors
             self.on_change(self._update_vectors)

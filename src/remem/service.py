@@ -31,6 +31,7 @@ from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
 from remem.errors import InvalidInput
 from remem.formation.classify import Classifier
+from remem.providers.embed import Embedder
 from remem.store.base import Backend
 from remem.store.open import open_backend
 
@@ -63,6 +64,7 @@ class Memory:
         max_role: Role = Role.OWNER,
         classifier: Classifier | None = None,
         recognizer: CommandRecognizer | None = None,
+        embedder: Embedder | bool | None = True,
     ) -> None:
         """``max_role``: the highest role this host may assert for anyone, in a run envelope
         or on a learned message's label (``Role.OWNER``, ``Role.ADMIN`` or ``Role.MEMBER``;
@@ -70,17 +72,23 @@ class Memory:
         is ``Denied`` (rule ``role_ceiling``). In-process the default trusts the host fully;
         a service sets it from the caller's credentials (a host principal's ``max_role``).
         ``clock``, ``classifier`` (what ``learn`` uses) and ``recognizer`` (what ``command``
-        uses) default to the wall clock and the rule-based ones.
+        uses) default to the wall clock and the rule-based ones. ``embedder``: ``True``
+        (default) for the bundled static model when the ``embeddings`` extra is installed,
+        ``None`` for lexical recall, or an :class:`~remem.providers.embed.Embedder`
+        (e.g. :func:`~remem.providers.embed.build_embedder`); the library reads no
+        environment variable for it (the CLI's default is
+        :func:`~remem.providers.embed.embedder_from_env`).
 
         ``backend`` may instead be a :class:`~remem.app.memory_impl.MemoryImpl` (e.g. an
         HTTP client): every method is then that implementation's, and the keyword
         arguments, which configure the local one, must be left out."""
         self._impl: MemoryImpl
         if isinstance(backend, MemoryImpl):
-            local = (clock, classifier, recognizer) == (None, None, None)
+            local = (clock, classifier, recognizer) == (None, None, None) and embedder is True
             if not local or max_role is not Role.OWNER:
                 raise InvalidInput(
-                    "clock, max_role, classifier and recognizer configure a local Memory: "
+                    "clock, max_role, classifier, recognizer and embedder configure a local "
+                    "Memory: "
                     "give them to the implementation, not beside it"
                 )
             self._impl = backend
@@ -91,6 +99,7 @@ class Memory:
                 max_role=max_role,
                 classifier=classifier,
                 recognizer=recognizer,
+                embedder=embedder,
             )
             self._impl = LocalMemory(engine)
 
@@ -103,6 +112,7 @@ class Memory:
         max_role: Role = Role.OWNER,
         classifier: Classifier | None = None,
         recognizer: CommandRecognizer | None = None,
+        embedder: Embedder | bool | None = True,
     ) -> Memory:
         """Open a data location: a directory path (embedded JSONL) or ``jsonl:///abs/path``.
         The keyword arguments: see :meth:`__init__`."""
@@ -112,6 +122,7 @@ class Memory:
             max_role=max_role,
             classifier=classifier,
             recognizer=recognizer,
+            embedder=embedder,
         )
 
     def close(self) -> None:

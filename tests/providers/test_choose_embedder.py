@@ -3,10 +3,15 @@ from the ``REMEM_EMBEDDINGS*`` variables (``embedder_from_env``, the CLI's defau
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from remem import InvalidInput, Memory, RunContext
+from remem.cli import main
 from remem.providers.embed import HttpEmbedder, build_embedder, embedder_from_env
 
 pytest.importorskip("numpy")
@@ -50,3 +55,46 @@ def test_unusable_settings_mean_lexical_recall_with_a_reason(
         assert build_embedder("http", url="ftp://host/v1", model="m") is None
     assert "unknown REMEM_EMBEDDINGS='bogus-choice'" in caplog.text
     assert "must be an http(s) URL" in caplog.text
+
+
+def test_the_library_reads_no_environment_for_its_embedder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``Memory.open`` takes the embedder as an argument; REMEM_EMBEDDINGS is only the
+    command line's default (here it would make recall lexical)."""
+    monkeypatch.setenv("REMEM_EMBEDDINGS", "off")
+    ctx = RunContext.dm("yuko", "discord:dm-1", "discord:1")
+    with Memory.open(tmp_path / "default") as mem:
+        mem.remember(ctx, "Prefers green tea.")
+        assert mem.recall(ctx, "tea").retrieval != "lexical"
+    with Memory.open(tmp_path / "given", embedder=None) as mem:
+        mem.remember(ctx, "Prefers green tea.")
+        assert mem.recall(ctx, "tea").retrieval == "lexical"
+    with pytest.raises(InvalidInput, match="embedder"):
+        Memory.open(tmp_path / "bad", embedder="static")  # type: ignore[arg-type]
+
+
+def test_the_command_line_takes_its_embedder_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("REMEM_EMBEDDINGS", "off")
+    data = str(tmp_path / "data")
+    runner = CliRunner()
+    runner.invoke(
+        main,
+        [
+            "--data",
+            data,
+            "remember",
+            "--agent",
+            "yuko",
+            "--scope",
+            "agent",
+            "--kind",
+            "fact",
+            "The office opens at nine.",
+        ],
+    )
+    out = runner.invoke(main, ["--data", data, "recall", "--agent", "yuko", "--json", "office"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["retrieval"] == "lexical"

@@ -26,6 +26,7 @@ import pytest
 
 from remem import Memory
 from remem.core.model import Scope
+from remem.providers.embed import build_embedder
 from remem.recall import relevance as rel
 from remem.recall.index import LexicalIndex, ScopeIndex, _pack, term_hash
 from remem.recall.tokens import tokens
@@ -220,9 +221,8 @@ def test_equal_lexical_matches_are_not_reordered_by_similarity(mem: Memory, cloc
 def test_lexical_without_numpy_gives_the_same_ranking(
     data_dir: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REMEM_EMBEDDINGS", "off")
     clock.set(clock.now.replace(microsecond=0))
-    with Memory.open(data_dir, clock=clock) as m:
+    with Memory.open(data_dir, clock=clock, embedder=None) as m:
         for i, text in enumerate(
             [
                 "Alice grows tomatoes and basil.",
@@ -315,15 +315,14 @@ def test_rankings_are_identical_across_runs_and_after_reopen(
 ) -> None:
     if model == "static":
         pytest.importorskip("wordllama")
-    monkeypatch.setenv("REMEM_EMBEDDINGS", model)
     runs = []
     for name in ("a", "b"):
         clock = clock_factory()
-        with Memory.open(tmp_path / name, clock=clock) as m:
+        with Memory.open(tmp_path / name, clock=clock, embedder=build_embedder(model)) as m:
             _build(m, clock)
             first = _orders(m)
             assert _orders(m) == first
-        with Memory.open(tmp_path / name, clock=clock) as m:
+        with Memory.open(tmp_path / name, clock=clock, embedder=build_embedder(model)) as m:
             assert _orders(m) == first
         runs.append(first)
     assert runs[0] == runs[1]

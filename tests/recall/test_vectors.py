@@ -396,8 +396,7 @@ def test_embedding_failures_are_retried_and_recall_keeps_working(
 def test_vectors_off_means_lexical(
     data_dir: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("REMEM_EMBEDDINGS", "off")
-    memory = Memory.open(data_dir, clock=clock)
+    memory = Memory.open(data_dir, clock=clock, embedder=None)
     try:
         memory.remember(dm_alice(), "Alice collects vinyl records.")
         assert memory._agent(dm_alice()).vectors is None

@@ -47,6 +47,7 @@ from remem.policy.authz import (
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
 from remem.policy.layers import Merged
+from remem.providers.embed import Embedder
 from remem.store.base import Backend
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Engine:
         max_role: Role = Role.OWNER,
         classifier: Classifier | None = None,
         recognizer: CommandRecognizer | None = None,
+        embedder: Embedder | bool | None = True,
     ) -> None:
         if clock is not None and not callable(clock):
             raise InvalidInput("clock must be a function returning the current datetime")
@@ -79,6 +81,12 @@ class Engine:
         self.book = PolicyBook(backend)
         self.recognizer: CommandRecognizer = recognizer or RuleRecognizer()
         self.classifier: Classifier = classifier or RuleClassifier()
+        # Not isinstance(embedder, Embedder): a runtime protocol check reads its properties,
+        # and an HTTP embedder's ``dim`` asks its endpoint.
+        if not (isinstance(embedder, bool) or embedder is None or hasattr(embedder, "embed")):
+            raise InvalidInput("embedder must be True (the bundled model), None or an Embedder")
+        #: What every agent's vector index embeds with (see Memory.__init__).
+        self.embedder = embedder
         self.book.file()  # a malformed policy file is an error at open
         self._agents: dict[str, AgentLog] = {}
         self._agents_lock = threading.Lock()
@@ -125,7 +133,9 @@ class Engine:
             with self._agents_lock:
                 agent = self._agents.get(name)
                 if agent is None:
-                    agent = self._agents[name] = AgentLog(self.backend, name)
+                    agent = self._agents[name] = AgentLog(
+                        self.backend, name, embedder=self.embedder
+                    )
         return agent
 
     def drop_agent(self, name: str) -> None:

@@ -9,8 +9,9 @@ built, so ``import remem`` works without it. :func:`default_embedder` returns
 ``None`` when embeddings are unavailable, and recall then runs lexically.
 
 Choosing the embedder: :func:`build_embedder` from explicit settings (no environment);
-:func:`embedder_from_env` from these variables (the command line's default), which is
-also what :func:`default_embedder` reads today when an agent is first opened:
+:func:`embedder_from_env` from these variables (the command line's default; a library
+caller passes ``Memory.open(..., embedder=...)`` and :func:`default_embedder`, the
+bundled static model, reads no environment):
 
 ``REMEM_EMBEDDINGS``
     ``static`` (default): the bundled wordllama model, offline, ~256-d.
@@ -501,9 +502,10 @@ def embedder_from_env(environ: Mapping[str, str] | None = None) -> Embedder | No
 
 
 def default_embedder() -> Embedder | None:
-    """The embedder an agent gets when none was given: :func:`embedder_from_env` (the
-    environment is read when an agent is first opened)."""
-    return embedder_from_env()
+    """The embedder an agent gets when none was given: the bundled static model (``None``
+    without the ``embeddings`` extra). Reads no environment variable: the command line
+    passes :func:`embedder_from_env` instead."""
+    return build_embedder("static")
 
 
 _said: set[str] = set()
