@@ -1,6 +1,7 @@
 """Would global GC switches in the embedded store pay? An A/B in one run.
 
-Until 2026-12-02 ``remem.agentlog`` paused the cyclic collector while it scanned a
+Until 2026-12-02 ``remem.agentlog`` (now ``remem.app.agent_state``) paused the cyclic
+collector while it scanned a
 log and, after a scan of at least 100,000 events, moved what survived into the
 permanent generation (``gc.freeze``); they were removed because they did not pay
 (figures in README.md). This builds one log of ``--events`` events (the
@@ -36,7 +37,8 @@ AGENT = "bench"
 
 def measure(data: Path, variant: str, recalls: int, users: int) -> dict[str, Any]:
     """One process: open cold, then warm, recall, collect (``variant`` off: no switches)."""
-    from remem import Memory, RunContext, agentlog
+    from remem import Memory, RunContext
+    from remem.app import agent_state as agentlog
 
     if variant == "on":
         sync = agentlog.AgentLog.sync

@@ -167,7 +167,7 @@ def _line_problems(path: Path, lines: list[bytes]) -> tuple[list[str], list[str]
 
 
 def _check_catalog(folder: Path, path: Path, agent: str) -> Iterator[Finding]:
-    from remem.agentlog import CATALOG_VERSION
+    from remem.app.agent_state import CATALOG_VERSION
 
     cache = folder / "catalog.cache"
     if not cache.exists():

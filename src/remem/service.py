@@ -36,7 +36,7 @@ from remem.store.base import Backend
 from remem.store.open import open_backend
 
 if TYPE_CHECKING:
-    from remem.agentlog import AgentLog
+    from remem.app.agent_state import AgentLog
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
     from remem.core.projection import Revision

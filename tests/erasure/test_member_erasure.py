@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from remem import Memory, Role, RunContext, Scope, StoreError
-from remem.agentlog import AgentLog
+from remem.app.agent_state import AgentLog
 from remem.cli import main
 from remem.policy.authz import Action, Target, decide
 

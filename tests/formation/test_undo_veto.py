@@ -218,7 +218,7 @@ def test_the_veto_survives_the_catalog_cache(
     data_dir: Path, clock: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A big log opens from the catalog snapshot (no scan): the keyed vetoes are in it."""
-    from remem import agentlog
+    from remem.app import agent_state as agentlog
 
     monkeypatch.setattr(agentlog, "FREEZE_AFTER", 1)  # snapshot after any scan
     with Memory.open(data_dir, clock=clock) as mem:

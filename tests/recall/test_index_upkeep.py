@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import remem.agentlog as agentlog
+import remem.app.agent_state as agentlog
 import remem.recall.embeddings as embeddings
 from remem import Memory
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from remem import Memory, RunContext
-from remem import agentlog as agentlog_module
+from remem.app import agent_state as agentlog_module
 from remem.store.catalog import CatalogState
 
 AGENT = "yuko"

@@ -2,7 +2,7 @@
 
 :class:`Engine` is what one :class:`remem.Memory` shares across calls and threads: the
 backend, the policy book, the clock, the role ceiling, the classifier and command
-recognizer, and one :class:`~remem.agentlog.AgentLog` per open agent.
+recognizer, and one :class:`~remem.app.agent_state.AgentLog` per open agent.
 
 :class:`Kernel` is one call: built by :meth:`Engine.kernel` from the trusted
 :class:`~remem.context.RunContext` (checked against the role ceiling) and that agent's
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from remem.agentlog import AgentLog
+from remem.app.agent_state import AgentLog
 from remem.commands.intents import CommandRecognizer
 from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext

@@ -30,7 +30,7 @@ from remem.recall.scopes import current_keys, eligible_scopes
 from remem.recall.trace import Trace, group_by_reason, shared_candidates
 
 if TYPE_CHECKING:
-    from remem.agentlog import AgentLog
+    from remem.app.agent_state import AgentLog
 
 _STATUS_REASON = {
     Status.DISABLED: "disabled",

@@ -164,7 +164,7 @@ class LexicalIndex:
     active scopes, not the size of the store.
 
     ``vectors`` is the agent's vector index when embeddings are available (set
-    by :class:`~remem.agentlog.AgentLog`); relevance uses it for hybrid scoring.
+    by :class:`~remem.app.agent_state.AgentLog`); relevance uses it for hybrid scoring.
     """
 
     def __init__(self, max_scopes: int = 4096, stems: dict[str, str] | None = None) -> None:

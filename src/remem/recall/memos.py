@@ -5,7 +5,7 @@ in one call; no module-level state holds note text). Internal: not part of the p
 Recall renders, normalizes and tokenizes the same notes on every turn, so the results
 are memoized; writes and recalls of one run ask the same authorization and policy
 questions, so the answers are memoized too. The memos hold words and text of notes (and
-of queries), so they live here, owned by one :class:`~remem.agentlog.AgentLog`, and
+of queries), so they live here, owned by one :class:`~remem.app.agent_state.AgentLog`, and
 :meth:`AgentMemos.clear` drops them all at once: compaction calls it (through
 ``AgentLog.forget_texts``) so that no erased text outlives it in memory. Functions that
 take a text memo accept ``None`` and then memoize nothing.
@@ -91,5 +91,5 @@ class AgentMemos:
         return texts + len(self.grants) + len(self.recall_policies)
 
 
-#: The name :class:`~remem.agentlog.AgentLog` imports (the memos were text-only first).
+#: The name :class:`~remem.app.agent_state.AgentLog` imports (the memos were text-only first).
 TextMemos = AgentMemos
