@@ -3,33 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from remem import Memory
+from remem.testing.clock import EPOCH, FakeClock
 
-#: The instant every test starts at (a fixed, ordinary weekday).
-EPOCH = datetime(2026, 7, 10, 12, 0, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    """A mutable clock for ``Memory.open(path, clock=...)``: call it to read, ``advance`` it."""
-
-    def __init__(self, now: datetime = EPOCH) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        """Move forward by ``timedelta(**delta)`` (e.g. ``days=2``); returns the new time."""
-        self.now += timedelta(**delta)
-        return self.now
-
-    def set(self, now: datetime) -> None:
-        self.now = now
+__all__ = ["EPOCH", "FakeClock"]  # imported from here by older test modules
 
 
 @pytest.fixture

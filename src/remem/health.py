@@ -201,10 +201,10 @@ def check_endpoints(classifier: Classifier) -> Iterator[Finding]:
 
 
 def _check_embedder() -> Finding:
-    from remem.providers.embed import default_embedder
+    from remem.providers.embed import embedder_from_env
 
     choice = os.environ.get("REMEM_EMBEDDINGS", "static").strip().lower() or "static"
-    embedder = default_embedder()
+    embedder = embedder_from_env()  # what the command line opens with
     if embedder is None:
         if choice in ("off", "none", "0", "false", "no"):
             return Finding("ok", "embeddings", "off (REMEM_EMBEDDINGS): recall is lexical")

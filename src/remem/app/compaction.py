@@ -131,7 +131,11 @@ def compact(k: Kernel) -> CompactionReport:
         return kept
 
     agent.rewrite(build)  # a StoreError says whether the new log is in place (applied)
-    removed = finish_erasure(k)
+    return report_of(k, counts, finish_erasure(k))
+
+
+def report_of(k: Kernel, counts: dict[str, Any], removed: list[str]) -> CompactionReport:
+    """The report of a rewrite whose ``build`` filled ``counts`` (erased, before, after)."""
     return CompactionReport(
         agent=k.ctx.agent,
         notes_erased=counts["erased"],

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from remem.app.compaction import CompactionReport, compact_events, finish_erasure
+from remem.app.compaction import CompactionReport, compact_events, finish_erasure, report_of
 from remem.app.kernel import Kernel
 from remem.app.reading import list_notes
 from remem.context import RunKind
@@ -70,13 +70,4 @@ def erase_forgotten(k: Kernel, note_ids: list[str]) -> CompactionReport:
     if not note_ids:
         return CompactionReport(agent=k.ctx.agent)
     agent.rewrite(build)
-    removed: list[str] = []
-    if counts["erased"]:
-        removed = finish_erasure(k)
-    return CompactionReport(
-        agent=k.ctx.agent,
-        notes_erased=counts["erased"],
-        events_before=counts["before"],
-        events_after=counts["after"],
-        files_removed=removed,
-    )
+    return report_of(k, counts, finish_erasure(k) if counts["erased"] else [])

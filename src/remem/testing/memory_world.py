@@ -11,20 +11,19 @@ store (one PostgreSQL database, one HTTP service).
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, TypeVar
 
 from remem.context import Role, RunContext
 from remem.core.ids import new_id
 from remem.core.model import Note
 from remem.service import Memory
+from remem.testing.clock import EPOCH, FakeClock
 
 #: Outcomes a case demonstrates for a method.
 OK, DENIED, NOT_FOUND, CONFLICT = "ok", "denied", "not_found", "conflict"
 OUTCOMES = (OK, DENIED, NOT_FOUND, CONFLICT)
 
-#: The instant every case starts at.
-EPOCH = datetime(2026, 7, 10, 12, 0, 0, tzinfo=UTC)
 
 E = TypeVar("E", bound=BaseException)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,18 +33,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 MemoryFactory = Callable[[Callable[[], datetime]], Memory]
 
 
-class Clock:
-    """A clock the case moves: call it to read, :meth:`advance` it."""
-
-    def __init__(self, now: datetime = EPOCH) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
+#: The clock a case moves (the package's test clock).
+Clock = FakeClock
 
 
 def case(method: str, *outcomes: str) -> Callable[[F], F]:
