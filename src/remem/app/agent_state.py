@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from remem.app.change_feed import ChangeFeed
 from remem.app.group_commit import WriteQueue, Writer
 from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
@@ -67,6 +68,8 @@ class AgentLog:
         #: The notes each recent run changed through this process (ids and ops, no text).
         self.run_writes = RunWrites()
         self._writes = WriteQueue()
+        #: Recent changes for subscribers (kept once one subscribes: see open_feed).
+        self.feed: ChangeFeed | None = None
         self._seen: list[Event] = []
         #: Events folded (durable) that the indexes have not taken yet, in log order.
         self._unindexed: list[Event] = []
@@ -148,8 +151,18 @@ class AgentLog:
         """A scope was folded lazily: its events reach the indexes like any others."""
         self._notify(events, False)
 
+    def open_feed(self) -> ChangeFeed:
+        """The change feed, kept from now on (from the log's current end)."""
+        with self.lock:
+            self.sync()
+            if self.feed is None:
+                self.feed = ChangeFeed(self.log.last_seq)
+            return self.feed
+
     def _visit(self, data: dict[str, Any], pos: int) -> None:
         self._scanned += 1
+        if self.feed is not None:
+            self.feed.take_record(data)
         folded = self.state.observe(data, pos)
         if folded:
             self._seen.extend(folded)
@@ -163,6 +176,8 @@ class AgentLog:
     def _catch_up(self, reset: bool) -> None:
         """Hand what a read of the log folded to the indexes (or queue it, see above)."""
         seen, self._seen = self._seen, []
+        if self.feed is not None and self._scanned:
+            self.feed.woken()
         if reset:  # _reset() dropped what waited: the new state is all there is
             self._notify(seen, True)
         elif seen:
@@ -260,6 +275,8 @@ class AgentLog:
             for event, pos in zip(appended, txn.positions, strict=True):
                 self.state.record(event, pos)
             self.run_writes.add(appended)
+            if self.feed is not None:
+                self.feed.take(appended)
             self._defer(appended)
             return result
 
@@ -281,6 +298,8 @@ class AgentLog:
                     self._apply(unapplied)
                 appended = [ev for writer in group for ev in writer.appended]
                 self.run_writes.add(appended)
+                if self.feed is not None:
+                    self.feed.take(appended)
                 self._defer(appended)
         except BaseException as exc:
             for writer in group:
@@ -352,5 +371,7 @@ class AgentLog:
             self._reset()
             for event, pos in zip(events, txn.positions, strict=True):
                 self.state.record(event, pos)
+            if self.feed is not None:
+                self.feed.take(events)  # the compaction's markers (kept events are older)
             self._notify(events, True)
             return events
