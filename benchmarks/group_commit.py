@@ -7,9 +7,9 @@ Measures, on one temporary directory (``--dir`` for another filesystem):
 - ``raw_fsync_per_s``: ``os.write`` + ``os.fsync`` of ~200-byte lines on one raw
   descriptor, one writer (the best one durable line per write can do);
 - ``on_per_s``: durable ``Memory.remember`` calls per second from ``--threads``
-  threads writing to one agent (each thread a member writing personal notes), each acknowledged after the fsync covering it, with
-  group commit (the default: writes waiting for the agent's log share one write +
-  fsync);
+  threads writing to one agent (each thread a member writing personal notes), each
+  acknowledged after the fsync covering it, with group commit (the default: writes
+  waiting for the agent's log share one write + fsync);
 - ``off_per_s``: the same with group commit off (``AgentLog.group_commit = False``:
   one write + fsync per remember, the code before it);
 - ``writes_per_fsync``: the mean group size with it on.
