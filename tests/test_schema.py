@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 import remem.service
-from remem import Memory, Message, Note, Role, RunContext, Status, Trace
+from remem import Change, Memory, Message, Note, Role, RunContext, Status, Trace
 from remem.core.events import EVENT_TYPES, Event
 from remem.errors import InvalidInput
 from remem.schema import FORMS, from_json, json_schema, to_json
@@ -48,6 +48,8 @@ def return_annotations() -> dict[str, Any]:
     out = {}
     for name, func in inspect.getmembers(Memory, inspect.isfunction):
         if name.startswith("_") or name in ("open", "close", "for_principal"):  # a Memory
+            continue
+        if name == "subscribe":  # a stream of Change (each has a form: see gallery)
             continue
         annotation = func.__annotations__["return"]
         try:  # a result type the service names only for type checking must have a form
@@ -120,6 +122,8 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield type(compaction), compaction
     yield builtins.list[Note], mem.list(o, status=None)
     yield dict[str, int], mem.tags(o)
+    with mem.subscribe(o, after=0) as changes:
+        yield builtins.list[Change], changes.poll()
     yield return_annotations()["repairs"], torn_tail_repairs(data_dir, clock)
 
 

@@ -17,6 +17,7 @@ module, and every name those modules do not document, may change in any release.
 from remem.app.commands import Reply
 from remem.app.envelope import envelope_from_json
 from remem.app.principal import HostPrincipal, MemberSession, OwnerPrincipal, run_context
+from remem.app.subscription import Change, Subscription
 from remem.context import Role, RunContext, RunKind
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
@@ -43,6 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Basis",
+    "Change",
     "ConfigError",
     "Conflict",
     "CorruptLog",
@@ -70,6 +72,7 @@ __all__ = [
     "Source",
     "Status",
     "StoreError",
+    "Subscription",
     "Trace",
     "UnsupportedLog",
     "Written",

@@ -41,6 +41,7 @@ from typing import Any, Union
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
+from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core import events
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
@@ -423,6 +424,7 @@ for _cls in (
     Written,
     Limits,
     TornTail,
+    Change,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

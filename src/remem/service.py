@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from remem.app.agent_state import AgentLog
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.subscription import Subscription
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
     from remem.formation.extract import LearnReport, Message
@@ -396,6 +397,19 @@ class Memory:
     def tags(self, ctx: RunContext) -> dict[str, int]:
         """Tag counts over live notes visible to ``ctx``."""
         return self._impl.tags(ctx)
+
+    def subscribe(self, ctx: RunContext, *, after: int | None = None) -> Subscription:
+        """Change events of ``ctx``'s agent, as far as ``ctx`` may see them: a
+        :class:`~remem.app.subscription.Subscription` of :class:`~remem.Change` s
+        (``note.changed``: id, version, status, op, scope, scope_id, never text, for
+        notes ``ctx`` may read; ``agent.changed``: policy, review queue, rules,
+        compaction). ``after``: a log position (a change's ``seq``) to resume after
+        (``0``: from the start of the log; ``None``: from now on). Writes of every
+        process sharing the store reach it (the log is the bus; another process's at
+        the latest a poll interval later). ``poll(timeout)`` returns what is new;
+        iterating follows until ``close()``; close it when done (a ``with`` block does).
+        Rules changes are seen live, not replayed on a resume."""
+        return self._impl.subscribe(ctx, after=after)
 
     # -- rules ---------------------------------------------------------------------------
 

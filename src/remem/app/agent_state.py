@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import orjson
 
+from remem.app.change_feed import ChangeFeed
+from remem.app.group_commit import WriteQueue, Writer
 from remem.core.events import Event, Reinforced, Remembered
 from remem.core.projection import ScopeKey, State
 from remem.formation import learned_rules
@@ -29,7 +31,7 @@ from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
 from remem.recall.memos import TextMemos
 from remem.runwrites import RunWrites
-from remem.store.base import Backend, Cache, EventLog, TraceLog
+from remem.store.base import Backend, Cache, EventLog, LogTransaction, TraceLog
 from remem.store.catalog import CatalogState
 
 R = TypeVar("R")
@@ -51,6 +53,9 @@ FREEZE_AFTER = 100_000
 class AgentLog:
     """Projection + log of one agent; thread-safe within a process."""
 
+    #: Group commit (see :meth:`write`); off only to measure it (benchmarks/group_commit.py).
+    group_commit = True
+
     def __init__(
         self, backend: Backend, agent: str, *, embedder: Embedder | bool | None = True
     ) -> None:
@@ -62,6 +67,9 @@ class AgentLog:
         self.recall_cache: dict[Any, Any] = {}
         #: The notes each recent run changed through this process (ids and ops, no text).
         self.run_writes = RunWrites()
+        self._writes = WriteQueue()
+        #: Recent changes for subscribers (kept once one subscribes: see open_feed).
+        self.feed: ChangeFeed | None = None
         self._seen: list[Event] = []
         #: Events folded (durable) that the indexes have not taken yet, in log order.
         self._unindexed: list[Event] = []
@@ -143,8 +151,18 @@ class AgentLog:
         """A scope was folded lazily: its events reach the indexes like any others."""
         self._notify(events, False)
 
+    def open_feed(self) -> ChangeFeed:
+        """The change feed, kept from now on (from the log's current end)."""
+        with self.lock:
+            self.sync()
+            if self.feed is None:
+                self.feed = ChangeFeed(self.log.last_seq)
+            return self.feed
+
     def _visit(self, data: dict[str, Any], pos: int) -> None:
         self._scanned += 1
+        if self.feed is not None:
+            self.feed.take_record(data)
         folded = self.state.observe(data, pos)
         if folded:
             self._seen.extend(folded)
@@ -158,6 +176,8 @@ class AgentLog:
     def _catch_up(self, reset: bool) -> None:
         """Hand what a read of the log folded to the indexes (or queue it, see above)."""
         seen, self._seen = self._seen, []
+        if self.feed is not None and self._scanned:
+            self.feed.woken()
         if reset:  # _reset() dropped what waited: the new state is all there is
             self._notify(seen, True)
         elif seen:
@@ -224,10 +244,27 @@ class AgentLog:
         """Under the writer lock: catch up, ``build`` events from fresh state, append, apply.
 
         ``build`` may raise to abort (nothing is written). It returns the events
-        to append and a result computed from them.
+        to append and a result computed from them. Concurrent writes of this process
+        share one write + fsync (group commit, :mod:`remem.app.group_commit`): each
+        build still runs alone against fresh state (the batches built before it in its
+        group included), and no write returns before the fsync that covers it.
         """
         if not self._opened:
             self.sync()  # the first read of this agent: from the catalog cache if it can
+        if not self.group_commit:
+            return self._write_alone(build)
+        writer = Writer(build)
+        group = self._writes.join(writer)
+        if group:
+            try:
+                self._write_group(group)
+            finally:
+                self._writes.hand_over(group)
+        result: R = writer.outcome()
+        return result
+
+    def _write_alone(self, build: Callable[[State], tuple[list[Event], R]]) -> R:
+        """One write, one fsync (group commit off: the benchmark's baseline)."""
         with self.lock, self.log.transaction(self._visit, self._reset) as txn:
             self._catch_up(txn.caught_up.reset)
             events, result = build(self.state)
@@ -238,8 +275,68 @@ class AgentLog:
             for event, pos in zip(appended, txn.positions, strict=True):
                 self.state.record(event, pos)
             self.run_writes.add(appended)
+            if self.feed is not None:
+                self.feed.take(appended)
             self._defer(appended)
             return result
+
+    def _write_group(self, group: list[Writer]) -> None:
+        """Run the group's builds in order, commit their events at once, then apply them;
+        every writer of the group gets its outcome (a failed commit: its error, for all)."""
+        try:
+            with self.lock, self.log.transaction(self._visit, self._reset) as txn:
+                self._catch_up(txn.caught_up.reset)
+                unapplied = self._build_group(txn, group)
+                try:
+                    txn.commit()
+                except BaseException:
+                    if any(w.appended for w in group if w is not unapplied):
+                        self._forget_group()  # some batches reached the state before it
+                    raise
+                # Durable now: the last batch was held back from the state until here.
+                if unapplied is not None:
+                    self._apply(unapplied)
+                appended = [ev for writer in group for ev in writer.appended]
+                self.run_writes.add(appended)
+                if self.feed is not None:
+                    self.feed.take(appended)
+                self._defer(appended)
+        except BaseException as exc:
+            for writer in group:
+                writer.error = exc
+            if not isinstance(exc, Exception):
+                raise
+
+    def _build_group(self, txn: LogTransaction, group: list[Writer]) -> Writer | None:
+        """Each writer's build in turn against the state holding the batches staged before
+        it (applied before their commit, but the lock keeps every reader out until it);
+        returns the writer whose batch is staged but not applied yet."""
+        unapplied: Writer | None = None
+        for writer in group:
+            if unapplied is not None:
+                self._apply(unapplied)
+                unapplied = None
+            try:
+                events, writer.result = writer.build(self.state)
+            except Exception as exc:  # this write fails alone; the others go on
+                writer.error = exc
+                continue
+            if events:
+                writer.appended = txn.stage(events)
+                writer.positions = txn.positions
+                unapplied = writer
+        return unapplied
+
+    def _apply(self, writer: Writer) -> None:
+        for event, pos in zip(writer.appended, writer.positions, strict=True):
+            self.state.record(event, pos)
+
+    def _forget_group(self) -> None:
+        """A group's commit failed after some of its batches reached the state: fold the
+        log again (without them: the store withholds or cut them) and rebuild the indexes."""
+        self._reset()
+        self.log.restart()
+        self._notify([], True)
 
     def _defer(self, events: list[Event]) -> None:
         """Queue folded events for the indexes; forgets, corrections and the like go
@@ -274,5 +371,7 @@ class AgentLog:
             self._reset()
             for event, pos in zip(events, txn.positions, strict=True):
                 self.state.record(event, pos)
+            if self.feed is not None:
+                self.feed.take(events)  # the compaction's markers (kept events are older)
             self._notify(events, True)
             return events

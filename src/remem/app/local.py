@@ -27,6 +27,7 @@ from remem.app import (
     settings,
 )
 from remem.app.kernel import Engine
+from remem.app.subscription import LocalSubscription, Subscription
 from remem.context import RunContext
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
@@ -214,6 +215,9 @@ class LocalMemory:
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         return reading.tags(self.engine.kernel(ctx))
+
+    def subscribe(self, ctx: RunContext, *, after: int | None = None) -> Subscription:
+        return LocalSubscription(self.engine.kernel(ctx), after)
 
     def rules(self, ctx: RunContext) -> dict[str, str]:
         return rules.rules(self.engine.kernel(ctx))

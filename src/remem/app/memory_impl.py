@@ -24,6 +24,7 @@ from remem.core.model import Basis, Kind, Note, Scope, Source, Status
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.subscription import Subscription
     from remem.context import RunContext
     from remem.core.events import Event
     from remem.core.projection import Revision
@@ -151,6 +152,8 @@ class MemoryImpl(Protocol):
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]: ...
 
     def tags(self, ctx: RunContext) -> dict[str, int]: ...
+
+    def subscribe(self, ctx: RunContext, *, after: int | None = None) -> Subscription: ...
 
     def rules(self, ctx: RunContext) -> dict[str, str]: ...
 

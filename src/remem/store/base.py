@@ -13,8 +13,11 @@ Three ports, each small enough that a PostgreSQL implementation is obvious:
   (``last + 1``...), never renumbered, never given twice (a compaction may leave
   holes); ``append(events, expect_seq=n)`` asserts the log is still at ``n``
   (else ``Conflict``). Group commit (several waiting writers' batches made durable
-  by one append, for the HTTP service) fits this call: a store may run the
-  builds of waiting writers in one transaction and append their batches together.
+  by one write + fsync): the writer holding the transaction runs the builds of the
+  writers waiting for the same agent one after another, :meth:`LogTransaction.stage`
+  s each batch (numbered after the ones before it, readable by position at once)
+  and makes them all durable with one :meth:`LogTransaction.commit`
+  (``AgentLog.write`` in :mod:`remem.app.agent_state`).
   :class:`EventLog` adds what a lazily folded reader needs (visits of raw records,
   reads by position, a resumable mark): positions are opaque to callers (byte
   offsets in JSONL, the seq in memory or PostgreSQL);
@@ -66,6 +69,19 @@ class LogTransaction(Protocol):
         """Durably append the events not already in the log; returns those appended,
         numbered (``seq``) after the log's last. ``expect_seq``: the log's last seq the
         caller built against; another one raises ``Conflict`` and nothing is written."""
+        ...
+
+    def stage(self, events: Sequence[Event]) -> list[Event]:
+        """Number the events not already in the log nor staged (after the log's last seq
+        and the events staged before), without making them durable yet; returns them
+        (:attr:`positions`: where they will be; :meth:`EventLog.read_at` finds them
+        there from now on). The next :meth:`commit` (or :meth:`append`) writes them."""
+        ...
+
+    def commit(self) -> None:
+        """Make every staged event durable at once (one write and one fsync in JSONL);
+        a ``StoreError`` fails them all. Staged events never committed are dropped
+        when the transaction ends."""
         ...
 
     def rewrite(self, events: Sequence[Event]) -> list[Event]:

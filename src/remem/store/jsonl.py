@@ -67,6 +67,7 @@ from remem.store.rules import check_rule_name
 from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 from remem.store.secret import load_or_create_secret
+from remem.store.staged import Staged
 
 _RACY_NS = 2_000_000_000
 _CACHE_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
@@ -103,11 +104,19 @@ class _Txn:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._log._staged = Staged()  # staged and never committed: nothing was written
         self._held.__exit__(*exc)
 
     def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
         appended, self.positions = self._log._append(events, expect_seq)
         return appended
+
+    def stage(self, events: Sequence[Event]) -> list[Event]:
+        appended, self.positions = self._log._stage(events)
+        return appended
+
+    def commit(self) -> None:
+        self._log._commit()
 
     def rewrite(self, events: Sequence[Event]) -> list[Event]:
         written, self.positions = self._log._rewrite(events)
@@ -137,6 +146,8 @@ class JsonlEventLog:
         #: never served by this process (they stay in ``_eids`` across resets).
         self._withheld: set[str] = set()
         self._eids: set[str] = set()
+        #: Events staged in the open transaction, not yet written (see remem.store.staged).
+        self._staged = Staged()
         # The wrappers last made around a caller's visitor and reset hook (see _checked).
         self._made_checked: tuple[Visitor, Visitor] | None = None
         self._made_resetter: tuple[Callable[[], None], Callable[[], None]] | None = None
@@ -209,8 +220,13 @@ class JsonlEventLog:
         return checked
 
     def read_at(self, positions: Sequence[int]) -> list[Event]:
-        """The events starting at ``positions`` (from :meth:`scan_new` or ``positions``)."""
-        return self._file.read_at(positions)
+        """The events starting at ``positions`` (from :meth:`scan_new` or ``positions``),
+        staged ones of the open transaction included."""
+        staged = self._staged.at
+        if not staged:
+            return self._file.read_at(positions)
+        on_disk = iter(self._file.read_at([p for p in positions if p not in staged]))
+        return [staged[p] if p in staged else next(on_disk) for p in positions]
 
     def mark(self) -> dict[str, Any] | None:
         """Where reading stands (for a snapshot of what was folded up to here)."""
@@ -272,26 +288,40 @@ class JsonlEventLog:
                 f"{self.path}: the log is at seq {self._seq}, not {expect_seq}; read what "
                 "was appended since and build the events again (nothing was written)"
             )
+        todo, positions = self._stage(events)
+        self._commit()
+        return todo, positions
+
+    def _stage(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
+        """Number and encode the events not already in the log nor staged; written by
+        the next :meth:`_commit` (the transaction's ``stage``)."""
+        staged = self._staged
         todo = []
-        seen: set[str] = set()
+        seen = staged.eids
         for ev in events:
             if ev.eid not in self._eids and ev.eid not in seen:
                 seen.add(ev.eid)
                 todo.append(ev)
-        todo = sequenced(todo, self._seq + 1)
-        positions: list[int] = []
-        if todo:
-            try:
-                positions = self._file.append([encode(ev) for ev in todo])
-            except StoreError as exc:
-                if exc.applied is None:  # maybe in the file: never served by this process
-                    self._withheld.update(ev.eid for ev in todo)
-                    self._eids.update(ev.eid for ev in todo)
-                raise
-            for ev in todo:
-                self._remember_eids(ev)
-            self._seq = todo[-1].seq
-        return todo, positions
+        todo = sequenced(todo, staged.next_seq(self._seq))
+        return todo, staged.add(todo, [encode(ev) for ev in todo], self._file.end)
+
+    def _commit(self) -> None:
+        """Write every staged line with one write and one fsync (the transaction's
+        ``commit``): durable before it returns, or a ``StoreError`` for them all."""
+        staged, self._staged = self._staged, Staged()
+        todo = staged.events
+        if not todo:
+            return
+        try:
+            self._file.append(staged.lines)
+        except StoreError as exc:
+            if exc.applied is None:  # maybe in the file: never served by this process
+                self._withheld.update(ev.eid for ev in todo)
+                self._eids.update(ev.eid for ev in todo)
+            raise
+        for ev in todo:
+            self._remember_eids(ev)
+        self._seq = todo[-1].seq
 
     def _rewrite(self, events: Sequence[Event]) -> tuple[list[Event], list[int]]:
         """Events kept keep their seq; new ones (seq 0: a compaction's markers) are

@@ -193,6 +193,14 @@ class _MemoryTxn:
         self.positions = [ev.seq for ev in appended]
         return appended
 
+    def stage(self, events: Sequence[Event]) -> list[Event]:
+        """Nothing here is durable: a staged event is appended at once (the shelf's lock
+        is held, so no other handle reads it before the transaction ends)."""
+        return self.append(events)
+
+    def commit(self) -> None:
+        pass
+
     def rewrite(self, events: Sequence[Event]) -> list[Event]:
         written = self._log._rewrite(events)
         self.positions = [ev.seq for ev in written]

@@ -40,6 +40,7 @@ import inspect
 from typing import Any
 
 from remem.service import Memory
+from remem.testing.memory_cases_changes import ChangeCases
 from remem.testing.memory_cases_formation import FormationCases
 from remem.testing.memory_cases_notes import NoteCases
 from remem.testing.memory_cases_policy import PolicyCases
@@ -66,6 +67,7 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "history": _LOOKUP,
     "status_of": frozenset({OK}),
     "tags": frozenset({OK}),
+    "subscribe": _GUARDED,
     "recall": _GUARDED,
     "compile": _GUARDED,
     "explain": _LOOKUP,
@@ -136,7 +138,7 @@ def missing_cases(cls: type) -> dict[str, Any]:
     return {k: v for k, v in report.items() if v}
 
 
-class MemoryContract(NoteCases, PolicyCases, FormationCases):
+class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases):
     """The Memory-level contract; see the module docstring for how to run it."""
 
     def test_every_public_method_has_its_cases(self) -> None:
