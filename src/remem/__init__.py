@@ -30,6 +30,7 @@ from remem.errors import (
     Rejected,
     RememError,
     StoreError,
+    Unauthenticated,
     UnsupportedLog,
 )
 from remem.formation.extract import LearnReport, Message
@@ -71,6 +72,7 @@ __all__ = [
     "Status",
     "StoreError",
     "Trace",
+    "Unauthenticated",
     "UnsupportedLog",
     "Written",
     "__version__",
