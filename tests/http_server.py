@@ -27,6 +27,7 @@ class Server:
     url: str
     data: Path
     proc: subprocess.Popen[bytes]
+    log: Path
 
     def token(self, *args: str) -> str:
         """A new token made by ``remem tokens create`` (the CLI) with ``args``."""
@@ -60,6 +61,9 @@ def free_port() -> int:
 def serve(data: Path, *extra: str) -> Iterator[Server]:
     port = free_port()
     env = {**os.environ, "REMEM_EMBEDDINGS": "0"}
+    data.mkdir(parents=True, exist_ok=True)
+    log = data.parent / f"serve-{port}.log"
+    stderr = log.open("wb")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -74,7 +78,7 @@ def serve(data: Path, *extra: str) -> Iterator[Server]:
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -87,10 +91,10 @@ def serve(data: Path, *extra: str) -> Iterator[Server]:
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                err = proc.stderr.read().decode() if proc.stderr else ""
+                err = log.read_text(errors="replace")
                 raise RuntimeError(f"remem serve did not start: {err[-2000:]}")
             time.sleep(0.1)
-        yield Server(url, data, proc)
+        yield Server(url, data, proc, log)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -98,3 +102,4 @@ def serve(data: Path, *extra: str) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        stderr.close()

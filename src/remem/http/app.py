@@ -243,6 +243,12 @@ def create_app_from_env() -> FastAPI:
     ``REMEM_SERVE_TEST_CLOCK=1`` for the test clock, embeddings from the environment."""
     from remem.providers.embed import embedder_from_env
 
+    if not ACCESS.handlers:  # one JSON line a request on stderr (uvicorn's own log is off)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ACCESS.addHandler(handler)
+        ACCESS.setLevel(logging.INFO)
+        ACCESS.propagate = False
     data = os.environ.get("REMEM_SERVE_DATA", "")
     trust = os.environ.get("REMEM_SERVE_TEST_CLOCK") == "1"
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
