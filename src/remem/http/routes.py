@@ -42,6 +42,7 @@ TYPES: dict[str, tuple[tuple[type, ...], dict[str, Any]]] = {
     "bool": ((bool,), {"type": "boolean"}),
     "bool?": ((bool, type(None)), {"type": ["boolean", "null"]}),
     "strs": ((list,), {"type": "array", "items": {"type": "string"}}),
+    "object": ((dict,), {"type": "object"}),
     "object?": ((dict, type(None)), {"type": ["object", "null"]}),
     "objects": ((list,), {"type": "array", "items": {"type": "object"}}),
     "any": ((object,), {}),
@@ -313,7 +314,7 @@ ROUTES: builtins.list[Route] = [
         "/channels/{channel}/policy",
         PolicyChange,
         lambda m, c, a: m.set_channel_policy(c, a["channel"], **a["values"]),
-        body={"values": ("object?", REQUIRED)},
+        body={"values": ("object", REQUIRED)},
     ),
     Route(
         "set_my_preferences",
