@@ -273,3 +273,20 @@ def test_learned_message_labels_are_capped_at_the_tokens_role(
     assert refused.value.rule == "role_ceiling", refused.value.rule
     report = mem.learn(ctx, [Message("discord:7", Role.MEMBER, "I prefer short replies.", "m2")])
     assert report is not None
+
+
+def test_two_serve_processes_on_one_directory_read_each_others_writes(tmp_path: Path) -> None:
+    """Read-your-writes across processes: a note written through one server is read, and
+    changed at its version, through another on the same data directory."""
+    data = tmp_path / "data"
+    with serve(data) as first, serve(data) as second:
+        token = first.token("--name", "both", "--owner")
+        a = Memory.open(first.url, token=token)
+        b = Memory.open(second.url, token=token)
+        ctx = RunContext.owner("shared")
+        note = a.remember(ctx, "Standups are at nine.", scope="agent")
+        assert b.get(ctx, note.id) == note
+        changed = b.correct(ctx, note.id, "Standups are at ten.", if_version=note.version)
+        assert a.get(ctx, note.id) == changed
+        with pytest.raises(Conflict):
+            a.pin(ctx, note.id, if_version=note.version)

@@ -148,5 +148,6 @@ def serve_cmd(
         port=port,
         workers=workers,
         access_log=False,
+        server_header=False,
         log_level="warning",
     )
