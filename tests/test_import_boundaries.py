@@ -124,3 +124,37 @@ def test_the_ast_check_sees_violations(tmp_path: Path) -> None:
     assert "remem.cli" in modules
     assert "remem.providers" in modules
     assert "click" in modules
+
+
+#: The server extra's libraries: only remem.http.app (what `remem serve` runs) needs them.
+SERVER_LIBRARIES = ("fastapi", "uvicorn", "starlette", "pydantic", "httpx")
+#: Importable with the core install alone: the library, the HTTP client (standard library
+#: only), the token logic and the command line (which imports uvicorn only inside serve).
+WITHOUT_SERVER_EXTRA = (
+    "remem",
+    "remem.client",
+    "remem.http",
+    "remem.http.tokens",
+    "remem.http.routes",
+    "remem.http.openapi",
+    "remem.cli",
+)
+
+
+def test_the_core_client_and_cli_import_without_the_server_extra() -> None:
+    code = _PROBE.format(blocked=SERVER_LIBRARIES, modules=WITHOUT_SERVER_EXTRA)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_the_server_app_is_what_needs_the_extra() -> None:
+    """Not vacuous: the app module itself needs FastAPI."""
+    code = _PROBE.format(blocked=SERVER_LIBRARIES, modules=("remem.http.app",))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode != 0
+    assert "blocked in this test" in proc.stderr

@@ -31,6 +31,7 @@ from remem.errors import (
     Rejected,
     RememError,
     StoreError,
+    Unauthenticated,
     UnsupportedLog,
 )
 from remem.formation.extract import LearnReport, Message
@@ -74,6 +75,7 @@ __all__ = [
     "StoreError",
     "Subscription",
     "Trace",
+    "Unauthenticated",
     "UnsupportedLog",
     "Written",
     "__version__",

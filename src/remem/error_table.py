@@ -10,6 +10,7 @@ Rejected           4      422     -32004    write policy refused the content (``
 NotFound           5      404     -32002    MCP's own code for a resource that is not there
 Conflict           6      409     -32003    stale ``if_version``; the body holds ``current``
 ConfigError        7      500     -32005    the operator's remem.toml is broken (see below)
+Unauthenticated    9      401     -32007    no host token, or an unknown or revoked one
 StoreError         8      503     -32006    the store cannot be used now (disk, lock, fsync)
 CorruptLog         8      503     -32006    a damaged log: the store fails closed
 UnsupportedLog     8      503     -32006    a log from a newer remem
@@ -35,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from remem.core.model import Note
 from remem.errors import (
     ConfigError,
     Conflict,
@@ -46,9 +48,10 @@ from remem.errors import (
     Rejected,
     RememError,
     StoreError,
+    Unauthenticated,
     UnsupportedLog,
 )
-from remem.schema import DIALECT, definitions, to_json
+from remem.schema import DIALECT, definitions, from_json, to_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,7 @@ ERROR_TABLE: dict[type[RememError], ErrorMapping] = {
     NotFound: ErrorMapping(5, 404, -32002),
     Conflict: ErrorMapping(6, 409, -32003),
     ConfigError: ErrorMapping(7, 500, -32005),
+    Unauthenticated: ErrorMapping(9, 401, -32007),
     StoreError: ErrorMapping(8, 503, -32006),
     CorruptLog: ErrorMapping(8, 503, -32006),
     UnsupportedLog: ErrorMapping(8, 503, -32006),
@@ -111,6 +115,24 @@ def error_body(error: RememError) -> dict[str, Any]:
     return body
 
 
+def error_from_body(body: object) -> RememError:
+    """The error an :func:`error_body` describes, rebuilt for a client of a service: the
+    class whose ``code`` the body names (``RememError`` for an unknown one), with its
+    ``rule``, ``reason`` or ``current`` note. Re-raising what a server decided is no new
+    refusal: the class comes from the body, never from the client's own judgement."""
+    data = body if isinstance(body, dict) else {}
+    code, message = data.get("code"), str(data.get("message") or "the service gave no reason")
+    cls = next((c for c in _error_classes() if c.code == code), RememError)
+    args: dict[str, Any] = {}
+    if "rule" in data and issubclass(cls, Denied):
+        args["rule"] = str(data["rule"])
+    if issubclass(cls, Rejected):
+        args["reason"] = str(data.get("reason") or "")
+    if issubclass(cls, Conflict) and isinstance(data.get("current"), dict):
+        args["current"] = from_json(Note, data["current"])
+    return cls(message, **args)
+
+
 def error_body_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) every :func:`error_body` validates against."""
     codes = sorted({cls.code for cls in _error_classes()})
@@ -143,6 +165,7 @@ __all__ = [
     "ErrorMapping",
     "error_body",
     "error_body_schema",
+    "error_from_body",
     "exit_code",
     "http_status",
     "mapping_for",

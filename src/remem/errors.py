@@ -11,6 +11,7 @@ message that says what was wrong and how to fix it::
      ├── Conflict        stale ``if_version``
      ├── InvalidInput    a malformed argument (unknown scope, bad id, empty query ...)
      ├── ConfigError     remem.toml is malformed or names an unknown key
+     ├── Unauthenticated  no host token, or one the service does not know (HTTP 401)
      └── StoreError      the data directory or log cannot be used
           ├── CorruptLog       a bad line inside a log (fail closed)
           ├── UnsupportedLog   a log written by a newer version of remem
@@ -89,6 +90,13 @@ class ConfigError(RememError):
     """The policy file is malformed or names an unknown key."""
 
     code = "config"
+
+
+class Unauthenticated(RememError):
+    """A service call without a valid credential: no ``Authorization: Bearer`` token, or
+    one that is unknown or revoked. (Authenticated but refused is :class:`Denied`.)"""
+
+    code = "unauthenticated"
 
 
 class StoreError(RememError):

@@ -114,9 +114,28 @@ class Memory:
         classifier: Classifier | None = None,
         recognizer: CommandRecognizer | None = None,
         embedder: Embedder | bool | None = True,
+        token: str | None = None,
     ) -> Memory:
         """Open a data location: a directory path (embedded JSONL) or ``jsonl:///abs/path``.
-        The keyword arguments: see :meth:`__init__`."""
+        The keyword arguments: see :meth:`__init__`.
+
+        An ``http://`` or ``https://`` URL opens a ``remem serve`` service through
+        :class:`remem.client.RemoteMemory` with ``token`` (a host token; the service's own
+        settings then apply, so the other keyword arguments must be left out)."""
+        if isinstance(location, str) and location.startswith(("http://", "https://")):
+            from remem.client import RemoteMemory
+
+            remote = RemoteMemory(location, token=token or "")
+            return cls(
+                remote,
+                clock=clock,
+                max_role=max_role,
+                classifier=classifier,
+                recognizer=recognizer,
+                embedder=embedder,
+            )
+        if token is not None:
+            raise InvalidInput("token= is for an http:// service URL, not a data location")
         return cls(
             open_backend(location),
             clock=clock,

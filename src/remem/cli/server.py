@@ -1,0 +1,153 @@
+"""CLI commands of the HTTP service: ``remem serve`` and ``remem tokens create|ls|revoke``."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from remem.cli.main import Ctx, handle_errors, main, pass_ctx
+from remem.errors import InvalidInput
+from remem.http import tokens
+
+
+@main.group("tokens")
+def tokens_group() -> None:
+    """Host tokens for `remem serve` (only their hashes are stored).
+
+    \b
+    Example:
+      remem tokens create --name discord-bot --agent yuko --channel 'discord:*' --actor '*'
+    """
+
+
+@tokens_group.command("create")
+@click.option("--name", required=True, help="A name for the host (letters, digits, '-').")
+@click.option("--agent", "agents", multiple=True, help="Agent pattern ('*' wildcard); repeat.")
+@click.option("--channel", "channels", multiple=True, help="Channel pattern; repeat.")
+@click.option("--actor", "actors", multiple=True, help="Actor (user id) pattern; repeat.")
+@click.option("--max-role", type=click.Choice(["admin", "member"]), default="member")
+@click.option("--system", default="", help="System principals it may run as: cron,sop,webhook.")
+@click.option("--owner", is_flag=True, help="An owner token: every grant (no patterns).")
+@click.option("--json", "as_json", is_flag=True, help="Print {name, token} as JSON.")
+@pass_ctx
+@handle_errors
+def tokens_create(
+    obj: Ctx,
+    name: str,
+    agents: tuple[str, ...],
+    channels: tuple[str, ...],
+    actors: tuple[str, ...],
+    max_role: str,
+    system: str,
+    owner: bool,
+    as_json: bool,
+) -> None:
+    """Create a token and print it once (it is not stored: keep it). Pattern options
+    repeat; '*' is the only wildcard and '*' alone means all.
+
+    \b
+    Example:
+      remem tokens create --name discord-bot --agent yuko --channel 'discord:*' --actor '*'
+    """
+    token = tokens.create_token(
+        obj.mem.backend,
+        name,
+        agents=agents,
+        channels=channels,
+        actors=actors,
+        max_role=max_role,
+        system=[s.strip() for s in system.split(",") if s.strip()],
+        owner=owner,
+    )
+    if as_json:
+        click.echo(json.dumps({"name": name, "token": token}))
+    else:
+        click.echo(token)
+        click.echo("(shown once: only its hash is stored)", err=True)
+
+
+@tokens_group.command("ls")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+@handle_errors
+def tokens_ls(obj: Ctx, as_json: bool) -> None:
+    """List tokens and their grants (never the tokens).
+
+    \b
+    Example:
+      remem tokens ls --json
+    """
+    infos = tokens.list_tokens(obj.mem.backend)
+    if as_json:
+        click.echo(json.dumps([i.to_json() for i in infos], indent=2))
+        return
+    for i in infos:
+        grants = (
+            "owner (every grant)"
+            if i.owner
+            else (
+                f"agents={','.join(i.agents)} channels={','.join(i.channels) or '-'} "
+                f"actors={','.join(i.actors) or '-'} max_role={i.max_role} "
+                f"system={','.join(i.system) or '-'}"
+            )
+        )
+        click.echo(f"{i.name:<20} {i.created_at}  {grants}")
+
+
+@tokens_group.command("revoke")
+@click.argument("name")
+@pass_ctx
+@handle_errors
+def tokens_revoke(obj: Ctx, name: str) -> None:
+    """Revoke a token: the next request with it gets 401.
+
+    \b
+    Example:
+      remem tokens revoke discord-bot
+    """
+    tokens.revoke_token(obj.mem.backend, name)
+    click.echo(f"revoked {name}")
+
+
+@main.command("serve")
+@click.option("--data", "data_opt", metavar="DIR", help="Data directory (default: --data above).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option("--test-clock", is_flag=True, hidden=True)
+@pass_ctx
+@handle_errors
+def serve_cmd(
+    obj: Ctx, data_opt: str | None, host: str, port: int, workers: int, test_clock: bool
+) -> None:
+    """Serve every governed action over HTTP (needs remem[server]).
+
+    \b
+    Example:
+      remem serve --data ./remem-data --port 8700
+    """
+    data = data_opt or obj.data
+    if not data:
+        raise InvalidInput("no data directory: pass --data DIR or set REMEM_DATA")
+    try:
+        import uvicorn
+    except ImportError:
+        raise InvalidInput(
+            "remem serve needs the server extra: pip install 'remem[server]'"
+        ) from None
+    os.environ["REMEM_SERVE_DATA"] = os.path.abspath(data)
+    if test_clock:  # tests only: clients set the time with a header
+        os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
+        click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)
+    uvicorn.run(
+        "remem.http.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,
+        server_header=False,
+        log_level="warning",
+    )

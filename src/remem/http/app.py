@@ -1,0 +1,258 @@
+"""The FastAPI application of ``remem serve`` (needs the ``server`` extra).
+
+Each request: ``Authorization: Bearer <token>`` → the token's principal
+(:func:`remem.http.tokens.authenticate`, 401 otherwise); the ``Remem-Run`` header's
+envelope → :func:`remem.run_context` (403 with the rule when the grants do not cover
+it; the agent in the path must be the envelope's); then the route's call on
+``Memory.for_principal(principal)`` (so the message-label ceiling holds too). Results
+are :mod:`remem.schema` JSON forms; every error is :func:`remem.error_table.error_body`
+with the table's status. A note result carries ``ETag: "<version>"``; changes take
+``If-Match``. Every ``/v1`` response is ``Cache-Control: no-store``. No CORS headers are
+sent (browsers keep other origins out), ``/docs`` is off, and the access log (logger
+``remem.http.access``, one JSON object a line) holds the route, the token's name, the
+status and the time: never a token, a note's text or a query.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from remem.app.principal import Principal, run_context
+from remem.core.model import Note, parse_ts
+from remem.error_table import error_body, http_status
+from remem.errors import InvalidInput, RememError
+from remem.http.openapi import document
+from remem.http.routes import ROUTES, Args, Route, check_fields
+from remem.http.tokens import authenticate
+from remem.policy.authz import pattern_matches
+from remem.schema import to_json
+from remem.service import Memory
+from remem.store.base import ConfigStore
+
+#: The largest request body accepted (the library's own text limits apply within it).
+MAX_BODY = 1 << 20
+#: The header holding the run envelope, and the test clock's (honoured only when asked).
+RUN_HEADER, TEST_NOW_HEADER = "remem-run", "remem-test-now"
+ACCESS = logging.getLogger("remem.http.access")
+_LOG = logging.getLogger("remem.http")
+_NOW: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("remem_now", default=None)
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def test_clock() -> datetime:
+    """The clock of a server started with ``--test-clock``: the request's
+    ``Remem-Test-Now`` time, else the wall clock."""
+    return _NOW.get() or datetime.now(UTC)
+
+
+class Service:
+    """What the routes share: the Memory, the token store and each principal's view."""
+
+    def __init__(self, mem: Memory, store: ConfigStore, *, trust_test_clock: bool) -> None:
+        self.mem = mem
+        self.store = store
+        self.trust_test_clock = trust_test_clock
+        self._views: dict[Principal, Memory] = {}
+        self._lock = threading.Lock()
+
+    def view(self, principal: Principal) -> Memory:
+        with self._lock:
+            view = self._views.get(principal)
+            if view is None:
+                view = self._views[principal] = self.mem.for_principal(principal)
+            return view
+
+    def principal(self, request: Request) -> tuple[str, Principal]:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        return authenticate(self.store, token.strip() if scheme.lower() == "bearer" else None)
+
+    def set_clock(self, request: Request) -> None:
+        stamp = request.headers.get(TEST_NOW_HEADER)
+        if self.trust_test_clock and stamp:
+            _NOW.set(parse_ts(stamp))
+
+
+def _envelope(request: Request) -> Any:
+    raw = request.headers.get(RUN_HEADER)
+    if not raw:
+        raise InvalidInput(
+            "send the run envelope in the Remem-Run header: a JSON object with agent, kind, "
+            "channel, actor, role and run_id"
+        )
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise InvalidInput(
+            "the Remem-Run header is not JSON: send the envelope's JSON form"
+        ) from None
+
+
+def _if_version(request: Request) -> int | None:
+    raw = request.headers.get("if-match")
+    if raw is None:
+        return None
+    text = raw.strip().removeprefix("W/").strip('"')
+    if not text.isdigit() or len(text) > 18:
+        raise InvalidInput(
+            f'If-Match takes a note\'s ETag (its version, e.g. "3"), not {raw[:20]!r}'
+        )
+    return int(text)
+
+
+def _body(route: Route, raw: bytes) -> dict[str, Any]:
+    if not raw.strip():
+        return check_fields(route.body, {}, "body")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise InvalidInput("the request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("the request body is a JSON object")
+    return check_fields(route.body, data, "body")
+
+
+def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tuple[Any, str]:
+    """Authenticate, build the context, call the route; returns (result, token name)."""
+    name, principal = service.principal(request)
+    service.set_clock(request)
+    ctx = run_context(principal, _envelope(request))
+    agent = request.path_params["agent"]
+    if ctx.agent != agent:
+        raise InvalidInput(
+            f"the path names agent {agent[:64]!r} but the envelope names {ctx.agent!r}: "
+            "they must be the same"
+        )
+    values = {
+        **request.path_params,
+        **check_fields(route.query, dict(request.query_params), "query"),
+        **_body(route, raw),
+    }
+    if_version = _if_version(request) if route.if_match else None
+    return route.call(service.view(principal), ctx, Args(values, if_version)), name
+
+
+async def _read(request: Request) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def error_response(exc: RememError) -> Response:
+    """The one error handler: the table's status, the one error body."""
+    return _json(error_body(exc), http_status(exc))
+
+
+def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        orjson.dumps(data),
+        status_code=status,
+        media_type="application/json",
+        headers={**_NO_STORE, **(headers or {})},
+    )
+
+
+def _log(route: str, method: str, status: int, started: float, who: str) -> None:
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    ACCESS.info(
+        orjson.dumps(
+            {"method": method, "route": route, "status": status, "ms": ms, "token": who}
+        ).decode()
+    )
+
+
+def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        started, who = time.perf_counter(), "-"
+        try:
+            raw = await _read(request)
+            result, who = await run_in_threadpool(_serve, service, route, request, raw)
+            headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
+            response = _json(to_json(result), route.ok, headers)
+        except _TooLarge:
+            message = f"the request body is over {MAX_BODY} bytes"
+            response = _json({"code": "invalid", "message": message}, 413)
+        except RememError as exc:
+            response = error_response(exc)
+        except Exception:
+            _LOG.exception("%s %s failed", route.verb, route.full_path)
+            response = _json({"code": "error", "message": "internal error (see the log)"}, 500)
+        _log(route.full_path, route.verb, response.status_code, started, who)
+        return response
+
+    endpoint.__name__ = route.name
+    return endpoint
+
+
+def create_app(mem: Memory, store: ConfigStore, *, trust_test_clock: bool = False) -> FastAPI:
+    """The application over ``mem``, authenticating with the tokens in ``store``.
+    ``trust_test_clock``: read the time from each request's ``Remem-Test-Now`` header
+    (tests only; ``mem`` must be opened with ``clock=test_clock``)."""
+    service = Service(mem, store, trust_test_clock=trust_test_clock)
+    app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
+    spec = orjson.dumps(document())
+    for route in ROUTES:
+        app.add_api_route(
+            route.full_path, _endpoint(service, route), methods=[route.verb], name=route.name
+        )
+
+    async def healthz() -> Response:
+        return _json({"status": "ok"}, 200)
+
+    async def openapi() -> Response:
+        return Response(spec, media_type="application/json")
+
+    async def agents(request: Request) -> Response:
+        try:
+            _, principal = await run_in_threadpool(service.principal, request)
+            names = await run_in_threadpool(service.mem.agents)
+        except RememError as exc:
+            return error_response(exc)
+        grants = principal.grants
+        return _json([a for a in names if any(pattern_matches(p, a) for p in grants.agents)], 200)
+
+    app.add_api_route("/healthz", healthz, methods=["GET"])
+    app.add_api_route("/openapi.json", openapi, methods=["GET"])
+    app.add_api_route("/v1/agents", agents, methods=["GET"])
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """The app ``remem serve`` runs in each worker: the data location in ``REMEM_SERVE_DATA``,
+    ``REMEM_SERVE_TEST_CLOCK=1`` for the test clock, embeddings from the environment."""
+    from remem.providers.embed import embedder_from_env
+
+    if not ACCESS.handlers:  # one JSON line a request on stderr (uvicorn's own log is off)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        ACCESS.addHandler(handler)
+        ACCESS.setLevel(logging.INFO)
+        ACCESS.propagate = False
+    data = os.environ.get("REMEM_SERVE_DATA", "")
+    trust = os.environ.get("REMEM_SERVE_TEST_CLOCK") == "1"
+    mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
+    return create_app(mem, mem.backend, trust_test_clock=trust)
+
+
+__all__ = ["MAX_BODY", "create_app", "create_app_from_env", "error_response", "test_clock"]

@@ -1,0 +1,105 @@
+"""A real ``remem serve`` process on 127.0.0.1 for the HTTP tests: a free port, wait for
+``/healthz``, stop it at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+
+@dataclass
+class Server:
+    url: str
+    data: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def token(self, *args: str) -> str:
+        """A new token made by ``remem tokens create`` (the CLI) with ``args``."""
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "remem.cli",
+                "--data",
+                str(self.data),
+                "tokens",
+                "create",
+                "--json",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return str(json.loads(out.stdout)["token"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(data: Path, *extra: str) -> Iterator[Server]:
+    port = free_port()
+    env = {**os.environ, "REMEM_EMBEDDINGS": "0"}
+    data.mkdir(parents=True, exist_ok=True)
+    log = data.parent / f"serve-{port}.log"
+    stderr = log.open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "remem.cli",
+            "serve",
+            "--data",
+            str(data),
+            "--port",
+            str(port),
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                err = log.read_text(errors="replace")
+                raise RuntimeError(f"remem serve did not start: {err[-2000:]}")
+            time.sleep(0.1)
+        yield Server(url, data, proc, log)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        stderr.close()
