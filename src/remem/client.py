@@ -23,17 +23,18 @@ import http.client
 import json
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
 from remem.error_table import error_from_body
 from remem.errors import InvalidInput, StoreError, Unauthenticated
-from remem.http.routes import BY_NAME
+from remem.http.routes import BY_NAME, MAX_CHANGES_WAIT
 from remem.schema import from_json, to_json
 
 if TYPE_CHECKING:
@@ -413,6 +414,50 @@ class RemoteMemory:
     def trash_agent(self, ctx: RunContext, agent: str) -> str:
         result: str = self._call("trash_agent", ctx, target=agent)
         return result
+
+    def subscribe(self, ctx: RunContext, *, after: int | None = None) -> RemoteSubscription:
+        return RemoteSubscription(self, ctx, after)
+
+
+class RemoteSubscription:
+    """:meth:`remem.Memory.subscribe` over HTTP: long polls of ``GET …/changes`` from the
+    position read up to (fixed at once when subscribing "from now on", ``after=None``).
+    :meth:`close` ends iteration after the request in flight (at most ``wait`` seconds);
+    a :meth:`poll` waits at most ``MAX_CHANGES_WAIT`` seconds a request."""
+
+    def __init__(self, remote: RemoteMemory, ctx: RunContext, after: int | None) -> None:
+        if after is not None and (type(after) is not int or after < 0):
+            raise InvalidInput("after is a change's seq (an int ≥ 0) or None")
+        self._remote, self._ctx, self._closed = remote, ctx, False
+        self.after = after if after is not None else self._fetch(None, 0)[0]
+
+    def _fetch(self, after: int | None, wait: int) -> tuple[int, builtins.list[Change]]:
+        data = self._remote._call("subscribe", self._ctx, after=after, wait=wait)
+        return int(data["after"]), [from_json(Change, c) for c in data["changes"]]
+
+    def poll(self, timeout: float = 0.0) -> builtins.list[Change]:
+        if self._closed:
+            return []
+        wait = max(0, min(MAX_CHANGES_WAIT, int(timeout + 0.999)))
+        self.after, changes = self._fetch(self.after, wait)
+        return changes
+
+    def __iter__(self) -> Iterator[Change]:
+        while not self._closed:
+            yield from self.poll(MAX_CHANGES_WAIT)
+
+    def close(self) -> None:
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> RemoteSubscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _archive_rows(archive: str | Path | Iterable[dict[str, Any]]) -> builtins.list[Any]:

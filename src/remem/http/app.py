@@ -142,11 +142,23 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
         )
     values = {
         **request.path_params,
-        **check_fields(route.query, dict(request.query_params), "query"),
+        **check_fields(route.query, _query(route, request), "query"),
         **_body(route, raw),
     }
     if_version = _if_version(request) if route.if_match else None
     return route.call(service.view(principal), ctx, Args(values, if_version)), name
+
+
+def _query(route: Route, request: Request) -> dict[str, Any]:
+    """The query parameters, an integer one read as an integer (``InvalidInput`` if not)."""
+    values: dict[str, Any] = dict(request.query_params)
+    for key, (type_name, _) in route.query.items():
+        if type_name == "int?" and key in values:
+            text = values[key]
+            if not (text.isascii() and text.lstrip("-").isdigit() and len(text) <= 18):
+                raise InvalidInput(f"the query parameter {key!r} must be an integer")
+            values[key] = int(text)
+    return values
 
 
 async def _read(request: Request) -> bytes:

@@ -32,7 +32,7 @@ from remem.prompt import Prompt
 from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
-from remem.schema import from_json
+from remem.schema import from_json, to_json
 
 #: JSON types of body fields and query parameters: name → (Python types, JSON Schema).
 TYPES: dict[str, tuple[tuple[type, ...], dict[str, Any]]] = {
@@ -156,6 +156,22 @@ def _change(method: str) -> Route:
         lambda m, c, a: getattr(m, method)(c, a["note_id"], if_version=a.if_version),
         if_match=True,
     )
+
+
+#: The longest a ``changes`` request waits for something new (seconds).
+MAX_CHANGES_WAIT = 25
+
+
+def _changes(m: MemoryImpl, c: RunContext, a: Args) -> dict[str, Any]:
+    """``subscribe`` as a long poll: the changes after ``after`` (``null``: from now on)
+    that ``c`` may see, waiting up to ``wait`` seconds for one, and the position read up
+    to (pass it as the next ``after``)."""
+    wait = a["wait"] or 0
+    if not 0 <= wait <= MAX_CHANGES_WAIT:
+        raise InvalidInput(f"wait is in seconds, from 0 to {MAX_CHANGES_WAIT}")
+    with m.subscribe(c, after=a["after"]) as sub:
+        changes = sub.poll(float(wait))
+        return {"after": sub.after, "changes": [to_json(change) for change in changes]}
 
 
 def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
@@ -370,6 +386,14 @@ ROUTES: builtins.list[Route] = [
         body={"dry_run": ("bool", False)},
     ),
     Route("compact", "POST", "/compact", CompactionReport, lambda m, c, a: m.compact(c)),
+    Route(
+        "subscribe",
+        "GET",
+        "/changes",
+        dict[str, Any],
+        _changes,
+        query={"after": ("int?", None), "wait": ("int?", None)},
+    ),
     Route(
         "trash_agent",
         "POST",
