@@ -51,8 +51,10 @@ from remem import Memory, RunContext  # noqa: E402
 
 AGENT = "bench"
 CLIENTS = (1, 8, 32)
+CLI = [sys.executable, "-m", "remem.cli"]
 SEED_NOTES = 300
-WORDS = "deploy staging billing invoice oncall rotation pager alert dashboard rollout".split()
+WORDS = ["deploy", "staging", "billing", "invoice", "oncall"]
+WORDS += ["rotation", "pager", "alert", "dashboard", "rollout"]
 
 
 def group_commit_module() -> ModuleType:
@@ -72,8 +74,7 @@ def free_port() -> int:
 
 def owner_token(data: Path) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "remem.cli", "--data", str(data), "tokens", "create"]
-        + ["--name", "bench", "--owner", "--json"],
+        [*CLI, "--data", str(data), "tokens", "create", "--name", "bench", "--owner", "--json"],
         capture_output=True,
         text=True,
         check=True,
@@ -87,7 +88,7 @@ def served(data: Path) -> Iterator[str]:
     """A ``remem serve`` on a free loopback port over ``data``; yields its URL."""
     port = free_port()
     env = {**os.environ, "REMEM_EMBEDDINGS": "0"}
-    cmd = [sys.executable, "-m", "remem.cli", "serve", "--data", str(data), "--port", str(port)]
+    cmd = [*CLI, "serve", "--data", str(data), "--port", str(port)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
