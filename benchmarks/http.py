@@ -140,18 +140,27 @@ def run_clients(
 
     def work(i: int) -> None:
         mem = open_client()
-        ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:c{i}")
-        action(mem, ctx, -1)  # warm: connection, caches
-        barrier.wait()
-        n, mine = 0, lat[i]
-        while not stop.is_set():
-            t0 = time.perf_counter()
-            action(mem, ctx, n)
-            mine.append(time.perf_counter() - t0)
-            n += 1
-        if own:
-            mem.close()
+        # A fresh member every 5,000 notes: no user scope reaches its note limit.
+        ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:{op}{clients}c{i}")
+        try:
+            action(mem, ctx, -1)  # warm: connection, caches
+            barrier.wait()
+            n, mine = 0, lat[i]
+            while not stop.is_set():
+                if n % 5000 == 4999:
+                    ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:{op}{clients}c{i}s{n}")
+                t0 = time.perf_counter()
+                action(mem, ctx, n)
+                mine.append(time.perf_counter() - t0)
+                n += 1
+        except BaseException as exc:
+            failures.append(exc)
+            barrier.abort()
+        finally:
+            if own:
+                mem.close()
 
+    failures: list[BaseException] = []
     pool = [threading.Thread(target=work, args=(i,)) for i in range(clients)]
     for t in pool:
         t.start()
@@ -162,6 +171,8 @@ def run_clients(
     for t in pool:
         t.join()
     elapsed = time.perf_counter() - began
+    if failures:
+        raise RuntimeError(f"{op} at {clients} clients failed: {failures[0]!r}")
     return summarize([x for xs in lat for x in xs], elapsed)
 
 
