@@ -277,7 +277,10 @@ def test_load_with_a_killed_server(tmp_path: Path) -> None:
         timeout=120,
     )
     token = json.loads(out.stdout)["token"]
-    pair = Pair(data, [free_port(), free_port()], [tmp_path / "a.log", tmp_path / "b.log"])
+    ports = [free_port()]
+    while len(ports) < 2:
+        ports += [p for p in [free_port()] if p not in ports]
+    pair = Pair(data, ports, [tmp_path / "a.log", tmp_path / "b.log"])
     try:
         pair.start()
         clients, times = run_load(pair, token)
