@@ -30,6 +30,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from remem.app.idempotency import idempotent, seed_of
 from remem.app.principal import Principal, run_context
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
@@ -51,6 +52,8 @@ ACCESS = logging.getLogger("remem.http.access")
 _LOG = logging.getLogger("remem.http")
 _NOW: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("remem_now", default=None)
 _NO_STORE = {"Cache-Control": "no-store"}
+#: The longest ``Idempotency-Key`` accepted.
+MAX_KEY = 200
 #: The Server-Sent Events route (:mod:`remem.http.events`).
 EVENTS_PATH = "/v1/agents/{agent}/events"
 
@@ -149,7 +152,27 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
         **_body(route, raw),
     }
     if_version = _if_version(request) if route.if_match else None
-    return route.call(service.view(principal), ctx, Args(values, if_version)), name
+    args, view = Args(values, if_version), service.view(principal)
+    key = _idempotency_key(request) if route.idempotent else None
+    if key is None:
+        return route.call(view, ctx, args), name
+    # Who asks, what, in which envelope, with which key and body: the same request again
+    # derives the same ids, in any process (remem.app.idempotency).
+    seed = seed_of(name, route.name, json.dumps(ctx.to_json(), sort_keys=True), key, raw)
+    with idempotent(seed):
+        return route.call(view, ctx, args), name
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    if not (0 < len(key) <= MAX_KEY and key.isascii() and key.isprintable()):
+        raise InvalidInput(
+            "Idempotency-Key is 1 to 200 printable ASCII characters (e.g. a UUID): send the "
+            "same one when retrying the same request"
+        )
+    return key
 
 
 def _subscribe(service: Service, request: Request) -> tuple[Any, str]:

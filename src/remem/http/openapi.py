@@ -81,6 +81,17 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
             "schema": {"type": "string"},
         }
     )
+    if route.idempotent:
+        params.append(
+            {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": False,
+                "description": "1-200 printable characters; the same request sent again with "
+                "the same key returns the first result instead of writing twice",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+            }
+        )
     if route.if_match:
         params.append(
             {
