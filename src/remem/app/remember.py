@@ -199,11 +199,9 @@ def plan_remember(
     parsed_source = _source(ctx, source, plain_source)
     # Every stored free-text field is screened for credentials, not only the text.
     check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
-    envelope = k.envelope()
-    if key is not None:  # a retried request builds the same ids (remem.app.idempotency)
-        envelope["eid"] = keyed_id(key, "ev", "remember")
+    note_id, envelope = _ids(k, key)
     event = Remembered(
-        note_id=new_id("note") if key is None else keyed_id(key, "note", "remember"),
+        note_id=note_id,
         scope=parsed_scope,
         scope_id=resolved_id,
         kind=parsed_kind,
@@ -219,6 +217,16 @@ def plan_remember(
         **envelope,
     )
     return RememberPlan(event, limits)
+
+
+def _ids(k: Kernel, key: str | None) -> tuple[str, dict[str, Any]]:
+    """The new note's id and the event's envelope: from the idempotency seed ``key`` when
+    given, so a retried request builds the same ids (:mod:`remem.app.idempotency`)."""
+    envelope = k.envelope()
+    if key is None:
+        return new_id("note"), envelope
+    envelope["eid"] = keyed_id(key, "ev", "remember")
+    return keyed_id(key, "note", "remember"), envelope
 
 
 def _check_subject(subject: str | None) -> None:
