@@ -166,6 +166,6 @@ def quickstart_cmd(host: str, port: int, keep: bool) -> None:
     Example:
       remem quickstart --port 8700
     """
-    from remem.quickstart import run_quickstart
+    from remem.cli.quickstart import run_quickstart
 
     run_quickstart(host=host, port=port, keep=keep)
