@@ -1,4 +1,5 @@
-# make run: set up a virtual environment and run the scripted demo.
+# make run: set up a virtual environment, start remem serve on a temporary directory, run the
+# scripted demo through the HTTP client, print a curl line; serves until Ctrl-C.
 # make test: set up and run ruff, mypy --strict and pytest.
 PYTHON ?= python3
 VENV := .venv
@@ -14,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/remem demo
+	$(BIN)/remem quickstart
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import http.client
 import json
+import secrets
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -150,6 +151,8 @@ class RemoteMemory:
         if query:
             path += "?" + urllib.parse.urlencode(query)
         headers = {"Remem-Run": json.dumps(ctx.to_json())}
+        if route.idempotent:  # one key a call: the retry after a dropped connection reuses it
+            headers["Idempotency-Key"] = secrets.token_hex(16)
         version = values.get("if_version")
         if route.if_match and version is not None:
             if type(version) is not int:

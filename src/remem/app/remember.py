@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from remem.app.idempotency import current_seed, keyed_id
 from remem.app.kernel import Kernel
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
@@ -119,6 +120,8 @@ class RememberPlan:
     def build(self, k: Kernel, state: State) -> tuple[list[Event], str]:
         """Events for this request against the current state, and the id of the note."""
         event = self.event
+        if event.note_id in state.notes:  # written already: a retry with the same key
+            return [], event.note_id
         same = k.same(state, event.scope, event.scope_id, event.text)
         if same is not None:
             again = k.reinforce(same, event.source)
@@ -170,6 +173,7 @@ def plan_remember(
     source: Source | dict[str, Any] | str | None,
     said_at: datetime | str | None,
     state: State,
+    key: str | None = None,
 ) -> RememberPlan:
     """Resolve and check a remember request against ``state``; raises before anything is
     written. Called under the writer lock (:func:`commit_plan`), so the checks see the
@@ -195,8 +199,9 @@ def plan_remember(
     parsed_source = _source(ctx, source, plain_source)
     # Every stored free-text field is screened for credentials, not only the text.
     check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
+    note_id, envelope = _ids(k, key)
     event = Remembered(
-        note_id=new_id("note"),
+        note_id=note_id,
         scope=parsed_scope,
         scope_id=resolved_id,
         kind=parsed_kind,
@@ -209,9 +214,19 @@ def plan_remember(
         expires_at=k.parse_time(expires_at, "expires_at"),
         said_at=k.parse_time(said_at, "said_at"),
         source=parsed_source,
-        **k.envelope(),
+        **envelope,
     )
     return RememberPlan(event, limits)
+
+
+def _ids(k: Kernel, key: str | None) -> tuple[str, dict[str, Any]]:
+    """The new note's id and the event's envelope: from the idempotency seed ``key`` when
+    given, so a retried request builds the same ids (:mod:`remem.app.idempotency`)."""
+    envelope = k.envelope()
+    if key is None:
+        return new_id("note"), envelope
+    envelope["eid"] = keyed_id(key, "ev", "remember")
+    return keyed_id(key, "note", "remember"), envelope
 
 
 def _check_subject(subject: str | None) -> None:
@@ -326,7 +341,9 @@ def remember(
     source: Source | dict[str, Any] | str | None = None,
     said_at: datetime | str | None = None,
 ) -> Note:
-    """``Memory.remember``: plan and write under the writer lock; returns the note."""
+    """``Memory.remember``: plan and write under the writer lock; returns the note. Inside
+    :func:`remem.app.idempotency.idempotent`, the note and event ids come from its seed."""
+    key = current_seed()  # here, in the caller's thread: the build may run on another
     return commit_plan(
         k,
         lambda state: plan_remember(
@@ -343,5 +360,6 @@ def remember(
             source=source,
             said_at=said_at,
             state=state,
+            key=key,
         ),
     )

@@ -151,3 +151,21 @@ def serve_cmd(
         server_header=False,
         log_level="warning",
     )
+
+
+@main.command("quickstart")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--keep", is_flag=True, help="Keep the data directory and print its path.")
+@handle_errors
+def quickstart_cmd(host: str, port: int, keep: bool) -> None:
+    """The service's first run (`make run`): serve a temporary data directory, run the
+    scripted demo through the HTTP client, print a curl line, serve until Ctrl-C.
+
+    \b
+    Example:
+      remem quickstart --port 8700
+    """
+    from remem.cli.quickstart import run_quickstart
+
+    run_quickstart(host=host, port=port, keep=keep)

@@ -27,13 +27,15 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from remem.app.idempotency import idempotent, seed_of
 from remem.app.principal import Principal, run_context
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
 from remem.errors import InvalidInput, RememError
+from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.openapi import document
 from remem.http.routes import ROUTES, Args, Route, check_fields
 from remem.http.tokens import authenticate
@@ -50,6 +52,10 @@ ACCESS = logging.getLogger("remem.http.access")
 _LOG = logging.getLogger("remem.http")
 _NOW: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("remem_now", default=None)
 _NO_STORE = {"Cache-Control": "no-store"}
+#: The longest ``Idempotency-Key`` accepted.
+MAX_KEY = 200
+#: The Server-Sent Events route (:mod:`remem.http.events`).
+EVENTS_PATH = "/v1/agents/{agent}/events"
 
 
 class _TooLarge(Exception):
@@ -146,7 +152,64 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
         **_body(route, raw),
     }
     if_version = _if_version(request) if route.if_match else None
-    return route.call(service.view(principal), ctx, Args(values, if_version)), name
+    args, view = Args(values, if_version), service.view(principal)
+    key = _idempotency_key(request) if route.idempotent else None
+    if key is None:
+        return route.call(view, ctx, args), name
+    # Who asks, what, in which envelope, with which key and body: the same request again
+    # derives the same ids, in any process (remem.app.idempotency).
+    seed = seed_of(name, route.name, json.dumps(ctx.to_json(), sort_keys=True), key, raw)
+    with idempotent(seed):
+        return route.call(view, ctx, args), name
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    if not (0 < len(key) <= MAX_KEY and key.isascii() and key.isprintable()):
+        raise InvalidInput(
+            "Idempotency-Key is 1 to 200 printable ASCII characters (e.g. a UUID): send the "
+            "same one when retrying the same request"
+        )
+    return key
+
+
+def _subscribe(service: Service, request: Request) -> tuple[Any, str]:
+    """The events route's subscription (authenticated, its envelope checked like every
+    route's), starting after ``Last-Event-ID`` or ``?after=``; and the token's name."""
+    name, principal = service.principal(request)
+    ctx = run_context(principal, _envelope(request))
+    agent = request.path_params["agent"]
+    if ctx.agent != agent:
+        raise InvalidInput(
+            f"the path names agent {agent[:64]!r} but the envelope names {ctx.agent!r}: "
+            "they must be the same"
+        )
+    unknown = sorted(k[:40] for k in request.query_params if k != "after")
+    if unknown:
+        raise InvalidInput(f"unknown query parameter(s) {unknown}; expected ['after']")
+    after = resume_position(request.headers.get("last-event-id"), request.query_params.get("after"))
+    return service.view(principal).subscribe(ctx, after=after), name
+
+
+def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
+    async def events(request: Request) -> Response:
+        started, who = time.perf_counter(), "-"
+        try:
+            sub, who = await run_in_threadpool(_subscribe, service, request)
+        except RememError as exc:
+            response = error_response(exc)
+            _log(EVENTS_PATH, "GET", response.status_code, started, who)
+            return response
+        _log(EVENTS_PATH, "GET", 200, started, who)
+        return StreamingResponse(
+            stream(sub, request.is_disconnected, heartbeat=heartbeat),
+            media_type="text/event-stream",
+            headers={**_NO_STORE, "X-Accel-Buffering": "no"},
+        )
+
+    return events
 
 
 def _query(route: Route, request: Request) -> dict[str, Any]:
@@ -217,10 +280,17 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
     return endpoint
 
 
-def create_app(mem: Memory, store: ConfigStore, *, trust_test_clock: bool = False) -> FastAPI:
+def create_app(
+    mem: Memory,
+    store: ConfigStore,
+    *,
+    trust_test_clock: bool = False,
+    heartbeat: float = HEARTBEAT,
+) -> FastAPI:
     """The application over ``mem``, authenticating with the tokens in ``store``.
     ``trust_test_clock``: read the time from each request's ``Remem-Test-Now`` header
-    (tests only; ``mem`` must be opened with ``clock=test_clock``)."""
+    (tests only; ``mem`` must be opened with ``clock=test_clock``). ``heartbeat``: the
+    seconds of silence after which an event stream sends a comment."""
     service = Service(mem, store, trust_test_clock=trust_test_clock)
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     spec = orjson.dumps(document())
@@ -247,6 +317,7 @@ def create_app(mem: Memory, store: ConfigStore, *, trust_test_clock: bool = Fals
     app.add_api_route("/healthz", healthz, methods=["GET"])
     app.add_api_route("/openapi.json", openapi, methods=["GET"])
     app.add_api_route("/v1/agents", agents, methods=["GET"])
+    app.add_api_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     return app
 
 
@@ -263,8 +334,9 @@ def create_app_from_env() -> FastAPI:
         ACCESS.propagate = False
     data = os.environ.get("REMEM_SERVE_DATA", "")
     trust = os.environ.get("REMEM_SERVE_TEST_CLOCK") == "1"
+    beat = float(os.environ.get("REMEM_SERVE_HEARTBEAT") or HEARTBEAT)
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
-    return create_app(mem, mem.backend, trust_test_clock=trust)
+    return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat)
 
 
 __all__ = ["MAX_BODY", "create_app", "create_app_from_env", "error_response", "test_clock"]

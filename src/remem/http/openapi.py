@@ -81,6 +81,17 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
             "schema": {"type": "string"},
         }
     )
+    if route.idempotent:
+        params.append(
+            {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": False,
+                "description": "1-200 printable characters; the same request sent again with "
+                "the same key returns the first result instead of writing twice",
+                "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+            }
+        )
     if route.if_match:
         params.append(
             {
@@ -133,6 +144,7 @@ def document(title: str = "remem", version: str = "0.1.0") -> dict[str, Any]:
     schemas["Error"] = _refs(error)
     paths["/healthz"] = {"get": _health()}
     paths["/v1/agents"] = {"get": _agents()}
+    paths["/v1/agents/{agent}/events"] = {"get": _events()}
     return {
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
@@ -166,6 +178,49 @@ def _agents() -> dict[str, Any]:
                 "content": {"application/json": {"schema": names}},
             },
             **{str(s): {"description": _ERRORS[s], "content": error} for s in (401, 500, 503)},
+        },
+    }
+
+
+def _events() -> dict[str, Any]:
+    """``GET /v1/agents/{agent}/events``: the change events as Server-Sent Events."""
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    position = {"type": "string", "pattern": "^[0-9]{1,18}$"}
+    text = "a log position (an event's id): the stream starts after it"
+    return {
+        "operationId": "events",
+        "description": "Server-Sent Events: id (the log position), event (note.changed or "
+        "agent.changed), data (the Change's JSON form); a comment line at once and every "
+        "15 s of silence. Resume with Last-Event-ID (or after).",
+        "security": [{"bearer": []}],
+        "parameters": [
+            {"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}},
+            {"name": "after", "in": "query", "required": False, "schema": position},
+            {
+                "name": "Last-Event-ID",
+                "in": "header",
+                "required": False,
+                "schema": position,
+                "description": text,
+            },
+            {
+                "name": "Remem-Run",
+                "in": "header",
+                "required": True,
+                "schema": {"type": "string"},
+                "description": "the run envelope's JSON form: "
+                + ", ".join(ENVELOPE_SCHEMA["required"]),
+            },
+        ],
+        "responses": {
+            "200": {
+                "description": "the event stream (until the client disconnects)",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            },
+            **{
+                str(s): {"description": _ERRORS[s], "content": error}
+                for s in (401, 403, 404, 422, 500, 503)
+            },
         },
     }
 

@@ -79,6 +79,8 @@ class Route:
     query: dict[str, tuple[str, Any]] = field(default_factory=dict)
     if_match: bool = False
     ok: int = 200
+    #: Honours ``Idempotency-Key`` (:mod:`remem.app.idempotency`).
+    idempotent: bool = False
 
     @property
     def path_params(self) -> list[str]:
@@ -180,7 +182,9 @@ def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
 
 
 ROUTES: builtins.list[Route] = [
-    Route("remember", "POST", "/notes", Note, _remember, body=_REMEMBER_BODY, ok=201),
+    Route(
+        "remember", "POST", "/notes", Note, _remember, body=_REMEMBER_BODY, ok=201, idempotent=True
+    ),
     Route(
         "list",
         "GET",

@@ -1,0 +1,67 @@
+"""``Idempotency-Key`` on ``remember`` against real ``remem serve`` processes: the same
+request sent again returns the first result and writes nothing, also after a restart
+of the server (the ids come from the key, and the log remembers them)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from pathlib import Path
+from typing import Any
+
+from http_server import Server, serve
+from remem import Memory, RunContext
+
+AGENT = "yuko"
+ME = RunContext.dm(AGENT, "discord:1", "discord:7")
+HOST_ARGS = ("--name", "bot", "--agent", AGENT, "--channel", "discord:*", "--actor", "*")
+
+
+def _remember(
+    server: Server, token: str, text: str, key: str | None, ctx: RunContext = ME
+) -> tuple[int, Any]:
+    port = int(server.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Bearer {token}", "Remem-Run": json.dumps(ctx.to_json())}
+    if key is not None:
+        headers["Idempotency-Key"] = key
+    body = json.dumps({"text": text, "scope": "user"}).encode()
+    conn.request("POST", f"/v1/agents/{AGENT}/notes", body=body, headers=headers)
+    response = conn.getresponse()
+    data = json.loads(response.read())
+    conn.close()
+    return response.status, data
+
+
+def _history(server: Server, token: str, note_id: str) -> list[Any]:
+    return Memory.open(server.url, token=token).history(ME, note_id)
+
+
+def test_a_retried_remember_returns_the_first_result_even_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    with serve(data) as server:
+        token = server.token(*HOST_ARGS)
+        status, first = _remember(server, token, "I prefer tea", "retry-1")
+        assert status == 201
+        status, again = _remember(server, token, "I prefer tea", "retry-1")
+        assert (status, again) == (201, first)
+        assert len(_history(server, token, first["id"])) == 1
+        # Without a key, the same text again is a second write (a reinforcement).
+        _, plain = _remember(server, token, "I prefer tea", None)
+        assert plain["id"] == first["id"] and plain["version"] > first["version"]
+        history = len(_history(server, token, first["id"]))
+    with serve(data) as restarted:
+        status, after = _remember(restarted, token, "I prefer tea", "retry-1")
+        assert status == 201 and after["id"] == first["id"]
+        assert after["version"] == plain["version"]  # nothing written: the note as it is
+        assert len(_history(restarted, token, first["id"])) == history
+        # Another key, or another speaker with the same key, is another request.
+        _, other = _remember(restarted, token, "I prefer coffee", "retry-2")
+        assert other["id"] != first["id"]
+        them = RunContext.dm(AGENT, "discord:2", "discord:8")
+        _, theirs = _remember(restarted, token, "I prefer tea", "retry-1", them)
+        assert theirs["id"] != first["id"]
+        status, bad = _remember(restarted, token, "x", "k" * 201)
+        assert status == 422 and "Idempotency-Key" in bad["message"]
