@@ -1,6 +1,6 @@
 """HTTP service benchmark: remember and recall over ``remem serve`` beside in-process.
 
-    python benchmarks/http.py [--json] [--seconds S] [--gc-seconds S] [--reps R]
+    python benchmarks/http_service.py [--json] [--seconds S] [--gc-seconds S] [--reps R]
 
 Starts its own ``remem serve`` on 127.0.0.1 (a free port, a temporary data directory,
 an owner token) and measures, in one run:
@@ -20,34 +20,28 @@ HTTP at 1 client p50 ≤ in-process p50 + 1.5 ms. About 2 minutes with the defau
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
 import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
 import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-# This file is named like the standard library's ``http`` package: drop its folder from
-# the import path before anything imports ``http.client``.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-
-import argparse  # noqa: E402
-import importlib.util  # noqa: E402
-import json  # noqa: E402
-import platform  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import urllib.request  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
-from contextlib import contextmanager  # noqa: E402
-from pathlib import Path  # noqa: E402
-from types import ModuleType  # noqa: E402
-from typing import Any  # noqa: E402
-
-from remem import Memory, RunContext  # noqa: E402
+from remem import Memory, RunContext
 
 AGENT = "bench"
 CLIENTS = (1, 8, 32)
@@ -58,8 +52,10 @@ WORDS += ["rotation", "pager", "alert", "dashboard", "rollout"]
 
 
 def group_commit_module() -> ModuleType:
-    """``benchmarks/group_commit.py``, loaded by path (its folder is off the import path)."""
-    spec = importlib.util.spec_from_file_location("group_commit", Path(_HERE) / "group_commit.py")
+    """``benchmarks/group_commit.py``, loaded by path (the benchmarks are no package)."""
+    spec = importlib.util.spec_from_file_location(
+        "group_commit", Path(__file__).with_name("group_commit.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
