@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -34,7 +33,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,6 +40,7 @@ from types import ModuleType
 from typing import Any
 
 from remem import Memory, RunContext
+from remem.cli.serving import stop, wait_healthy
 
 AGENT = "bench"
 CLIENTS = (1, 8, 32)
@@ -88,25 +87,11 @@ def served(data: Path) -> Iterator[str]:
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("remem serve did not start")
-            time.sleep(0.1)
+        if not wait_healthy(url, proc, timeout=90):
+            raise RuntimeError("remem serve did not start")
         yield url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=30)
 
 
 def seed(data: Path) -> None:

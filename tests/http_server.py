@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from remem.cli.serving import stop, wait_healthy
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -82,24 +81,10 @@ def serve(data: Path, *extra: str) -> Iterator[Server]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                err = log.read_text(errors="replace")
-                raise RuntimeError(f"remem serve did not start: {err[-2000:]}")
-            time.sleep(0.1)
+        if not wait_healthy(url, proc):
+            err = log.read_text(errors="replace")
+            raise RuntimeError(f"remem serve did not start: {err[-2000:]}")
         yield Server(url, data, proc, log)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         stderr.close()

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ import pytest
 
 from http_server import free_port
 from remem import Memory, RunContext
+from remem.cli import serving
 from remem.errors import RememError, StoreError
 
 pytestmark = pytest.mark.slow
@@ -54,27 +54,12 @@ def start(data: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"remem serve did not start: {log.read_text()[-2000:]}")
-        time.sleep(0.1)
+    if not serving.wait_healthy(url, proc, timeout=90):
+        raise RuntimeError(f"remem serve did not start: {log.read_text()[-2000:]}")
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    serving.stop(proc, timeout=30)
 
 
 @dataclass

@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import click
 
+from remem.cli.serving import stop, wait_healthy
 from remem.context import RunContext
 from remem.demo import AGENT, STEPS
 from remem.errors import StoreError
@@ -40,28 +39,10 @@ def start_server(root: Path, host: str, port: int) -> subprocess.Popen[bytes]:
     """``remem serve`` on ``root`` as a child process, once it answers ``/healthz``."""
     command = [sys.executable, "-m", "remem.cli", "serve", "--data", str(root)]
     proc = subprocess.Popen([*command, "--host", host, "--port", str(port)])
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop(proc)
-            raise StoreError(f"remem serve did not start on {host}:{port} (is the port free?)")
-        time.sleep(0.1)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    if not wait_healthy(f"http://{host}:{port}", proc):
+        stop(proc)
+        raise StoreError(f"remem serve did not start on {host}:{port} (is the port free?)")
+    return proc
 
 
 def curl_line(url: str, token: str) -> str:
