@@ -60,9 +60,11 @@ def _patterns(value: object, what: str) -> tuple[str, ...]:
     return tuple(check_id(p, f"a pattern in {what}") for p in value)
 
 
-def _system(value: object) -> frozenset[Role]:
+def system_roles(value: object, what: str = "system") -> frozenset[Role]:
+    """The system principals ``value`` names (roles or their names); ``InvalidInput``
+    naming ``what`` for anything else."""
     if isinstance(value, str) or not isinstance(value, Iterable):
-        raise InvalidInput("system must be a set of Role.CRON, Role.SOP or Role.WEBHOOK")
+        raise InvalidInput(f"{what} must be a set of Role.CRON, Role.SOP or Role.WEBHOOK")
     roles = set()
     for item in value:
         try:
@@ -70,7 +72,7 @@ def _system(value: object) -> frozenset[Role]:
         except ValueError:
             role = None
         if role is None or not role.is_system:
-            raise InvalidInput(f"system holds cron, sop or webhook, not {str(item)[:40]!r}")
+            raise InvalidInput(f"{what} takes cron, sop or webhook, not {str(item)[:40]!r}")
         roles.add(role)
     return frozenset(roles)
 
@@ -98,7 +100,7 @@ class HostPrincipal:
         object.__setattr__(self, "channels", _patterns(self.channels, "channels"))
         object.__setattr__(self, "actors", _patterns(self.actors, "actors"))
         check_ceiling(self.max_role)
-        object.__setattr__(self, "system", _system(self.system))
+        object.__setattr__(self, "system", system_roles(self.system))
         if not isinstance(self.owner, bool):
             raise InvalidInput("owner must be True or False")
         check_id(self.name, "name")

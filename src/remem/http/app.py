@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from remem.app.idempotency import idempotent, seed_of
 from remem.app.principal import Principal, run_context
+from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
 from remem.errors import InvalidInput, RememError
@@ -135,10 +136,9 @@ def _body(route: Route, raw: bytes) -> dict[str, Any]:
     return check_fields(route.body, data, "body")
 
 
-def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tuple[Any, str]:
-    """Authenticate, build the context, call the route; returns (result, token name)."""
-    name, principal = service.principal(request)
-    service.set_clock(request)
+def _context(principal: Principal, request: Request) -> RunContext:
+    """The request's envelope (``Remem-Run``) as the principal may assume it; the agent in
+    the path must be the envelope's."""
     ctx = run_context(principal, _envelope(request))
     agent = request.path_params["agent"]
     if ctx.agent != agent:
@@ -146,6 +146,14 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
             f"the path names agent {agent[:64]!r} but the envelope names {ctx.agent!r}: "
             "they must be the same"
         )
+    return ctx
+
+
+def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tuple[Any, str]:
+    """Authenticate, build the context, call the route; returns (result, token name)."""
+    name, principal = service.principal(request)
+    service.set_clock(request)
+    ctx = _context(principal, request)
     values = {
         **request.path_params,
         **check_fields(route.query, _query(route, request), "query"),
@@ -179,13 +187,7 @@ def _subscribe(service: Service, request: Request) -> tuple[Any, str]:
     """The events route's subscription (authenticated, its envelope checked like every
     route's), starting after ``Last-Event-ID`` or ``?after=``; and the token's name."""
     name, principal = service.principal(request)
-    ctx = run_context(principal, _envelope(request))
-    agent = request.path_params["agent"]
-    if ctx.agent != agent:
-        raise InvalidInput(
-            f"the path names agent {agent[:64]!r} but the envelope names {ctx.agent!r}: "
-            "they must be the same"
-        )
+    ctx = _context(principal, request)
     unknown = sorted(k[:40] for k in request.query_params if k != "after")
     if unknown:
         raise InvalidInput(f"unknown query parameter(s) {unknown}; expected ['after']")

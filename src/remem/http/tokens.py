@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from remem.app.principal import HostPrincipal, OwnerPrincipal, Principal
+from remem.app.principal import HostPrincipal, OwnerPrincipal, Principal, system_roles
 from remem.context import Role
 from remem.core.model import format_ts
 from remem.errors import Conflict, InvalidInput, NotFound, Unauthenticated
@@ -99,11 +99,11 @@ def create_token(
             "an owner token has every grant: leave out --agent, --channel, --actor and --system"
         )
     role = _role(max_role)
-    system_roles = _system(patterns[3])
+    system = system_roles(patterns[3], "--system")
     if not owner:
         if not patterns[0]:
             raise InvalidInput("a host token needs at least one --agent pattern (e.g. yuko)")
-        HostPrincipal(patterns[0], patterns[1], patterns[2], role, system_roles)
+        HostPrincipal(patterns[0], patterns[1], patterns[2], role, system)
     token = f"{PREFIX}{name}_{secrets.token_urlsafe(32)}"
     record = {
         "hash": _digest(token),
@@ -112,7 +112,7 @@ def create_token(
         "channels": list(patterns[1]),
         "actors": list(patterns[2]),
         "max_role": Role.OWNER.value if owner else role.value,
-        "system": sorted(r.value for r in system_roles),
+        "system": sorted(r.value for r in system),
         "created_at": format_ts(now or datetime.now(UTC)),
     }
     try:
@@ -132,19 +132,6 @@ def _role(value: Role | str) -> Role:
     if role not in (Role.ADMIN, Role.MEMBER):
         raise InvalidInput(f"--max-role is admin or member, not {str(value)[:20]!r}")
     return role
-
-
-def _system(values: Iterable[Role | str]) -> frozenset[Role]:
-    roles = set()
-    for value in values:
-        try:
-            role = Role(value)
-        except ValueError:
-            role = None
-        if role is None or not role.is_system:
-            raise InvalidInput(f"--system takes cron, sop or webhook, not {str(value)[:20]!r}")
-        roles.add(role)
-    return frozenset(roles)
 
 
 def list_tokens(store: ConfigStore) -> list[TokenInfo]:
