@@ -7,10 +7,11 @@ every test there: no agent-scope or procedure note from a non-admin may be live.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 import pytest
 
-from remem import Memory, Role, RunContext
+from remem import Memory, Message, Role, RunContext
 
 from .test_learn_matrix import operational_from_non_admins
 
@@ -38,3 +39,10 @@ def admin() -> RunContext:
 
 def member(user: str) -> RunContext:
     return RunContext.group(AGENT, GENERAL, user)
+
+
+def teach(mem: Memory, text: str, mid: str, ts: datetime, ctx: RunContext | None = None) -> str:
+    """An admin states one procedure; returns the new note's id."""
+    report = mem.learn(ctx or admin(), [Message(ALICE, Role.ADMIN, text, mid, ts)])
+    (note,) = report.learned
+    return note.id

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -19,19 +18,13 @@ from .cast import (
     member,
     no_operational_from_non_admins,  # noqa: F401  (an autouse fixture: importing it applies it)
     owner,
+    teach,
 )
 
 FINANCE = "The weekly report pulls from the finance_v2 table."
 SALES = "The weekly report pulls from the sales_v3 table."
 MAIN = "Deploys go out from the main branch."
 RELEASE = "Deploys go out from the release branch."
-
-
-def teach(mem: Memory, text: str, mid: str, ts: datetime, ctx: RunContext | None = None) -> str:
-    """An admin states one procedure; returns the new note's id."""
-    report = mem.learn(ctx or admin(), [Message(ALICE, Role.ADMIN, text, mid, ts)])
-    (note,) = report.learned
-    return note.id
 
 
 def agent_recall(mem: Memory) -> list[str]:

@@ -27,6 +27,7 @@ import pytest
 from remem import InvalidInput, Memory, Message, Role, RunContext, Status
 from remem.core.model import normalize_text
 
+from . import cast
 from .cast import (
     AGENT,
     ALICE,
@@ -43,10 +44,9 @@ SUBJECT = "report.weekly.source"
 
 
 def teach(mem: Memory, text: str, mid: str, ts: datetime) -> str:
-    report = mem.learn(admin(), [Message(ALICE, Role.ADMIN, text, mid, ts)])
-    (note,) = report.learned
-    assert note.subject == SUBJECT
-    return note.id
+    note_id = cast.teach(mem, text, mid, ts)
+    assert mem.get(owner(), note_id).subject == SUBJECT
+    return note_id
 
 
 def undone_pair(mem: Memory, clock: Any) -> tuple[str, str]:
