@@ -12,7 +12,12 @@ from click.testing import CliRunner
 
 from remem import InvalidInput, Memory, RunContext
 from remem.cli import main
-from remem.providers.embed import HttpEmbedder, build_embedder, embedder_from_env
+from remem.providers.embed import (
+    HttpEmbedder,
+    build_embedder,
+    embedder_from_env,
+    embedder_setting_from_env,
+)
 
 pytest.importorskip("numpy")
 
@@ -98,3 +103,13 @@ def test_the_command_line_takes_its_embedder_from_the_environment(
     out = runner.invoke(main, ["--data", data, "recall", "--agent", "yuko", "--json", "office"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["retrieval"] == "lexical"
+
+
+def test_the_command_line_leaves_the_bundled_model_to_load_when_needed() -> None:
+    """The static choice is the library's default (``True``): loaded once an agent needs it,
+    not when a command that reads no notes opens the store."""
+    assert embedder_setting_from_env({}) is True
+    assert embedder_setting_from_env({"REMEM_EMBEDDINGS": " Static "}) is True
+    assert embedder_setting_from_env({"REMEM_EMBEDDINGS": "off"}) is None
+    env = {"REMEM_EMBEDDINGS": "http", "REMEM_EMBEDDINGS_URL": URL, "REMEM_EMBEDDINGS_MODEL": "m"}
+    assert isinstance(embedder_setting_from_env(env), HttpEmbedder)

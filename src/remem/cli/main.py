@@ -22,7 +22,7 @@ from remem.core.text import display
 from remem.error_table import ERROR_TABLE
 from remem.error_table import exit_code as _table_exit_code
 from remem.errors import InvalidInput, NotFound, RememError
-from remem.providers.embed import embedder_from_env
+from remem.providers.embed import embedder_setting_from_env
 from remem.schema import to_json
 from remem.service import Memory
 
@@ -124,7 +124,7 @@ class Ctx:
                     "(e.g. export REMEM_DATA=~/remem-data)"
                 )
             # The environment is the command line's default for embeddings (REMEM_EMBEDDINGS*).
-            self._mem = Memory.open(self.data, embedder=embedder_from_env())
+            self._mem = Memory.open(self.data, embedder=embedder_setting_from_env())
         return self._mem
 
     def owner(self, agent: str) -> RunContext:

@@ -447,6 +447,10 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 # -- choosing one -------------------------------------------------------------------------------
 
 
+#: The names of the bundled static model in ``REMEM_EMBEDDINGS`` (case and spaces aside).
+STATIC_CHOICES = ("static", "local", "on", "1", "true", "yes")
+
+
 def build_embedder(
     choice: str = "static",
     *,
@@ -478,7 +482,7 @@ def build_embedder(
         except ValueError as exc:
             _unavailable(str(exc))
             return None
-    if choice not in ("static", "local", "on", "1", "true", "yes"):
+    if choice not in STATIC_CHOICES:
         _unavailable(f"unknown REMEM_EMBEDDINGS={choice!r} (use static, http or off)")
         return None
     try:
@@ -499,6 +503,17 @@ def embedder_from_env(environ: Mapping[str, str] | None = None) -> Embedder | No
         model=env.get("REMEM_EMBEDDINGS_MODEL", ""),
         key_env=env.get("REMEM_EMBEDDINGS_KEY_ENV", "OPENAI_API_KEY"),
     )
+
+
+def embedder_setting_from_env(environ: Mapping[str, str] | None = None) -> Embedder | bool | None:
+    """What the command line passes as ``Memory.open(..., embedder=...)``: ``True`` when the
+    environment names the bundled model (the library's default, loaded only once an agent
+    needs it: a command that reads no notes does not pay the ~0.7 s load), otherwise
+    :func:`embedder_from_env`."""
+    env = os.environ if environ is None else environ
+    if (env.get("REMEM_EMBEDDINGS", "static").strip().lower() or "static") in STATIC_CHOICES:
+        return True
+    return embedder_from_env(env)
 
 
 def default_embedder() -> Embedder | None:
