@@ -29,7 +29,7 @@ from remem.formation import learned_rules
 from remem.providers.embed import Embedder
 from remem.recall.embeddings import make_vector_index
 from remem.recall.index import LexicalIndex
-from remem.recall.memos import TextMemos
+from remem.recall.memos import AgentMemos
 from remem.runwrites import RunWrites
 from remem.store.base import Backend, Cache, EventLog, LogTransaction, TraceLog
 from remem.store.catalog import CatalogState
@@ -81,7 +81,7 @@ class AgentLog:
         self.secret: Callable[[], bytes] = lambda: backend.agent_secret(agent)
         self._listeners: list[Callable[[State, Sequence[Event], bool], None]] = []
         #: Memos of text derived from notes (renderings, stems...): see forget_texts.
-        self.memos = TextMemos()
+        self.memos = AgentMemos()
         self.lexical = LexicalIndex(stems=self.memos.stems)
         self.on_change(self._update_lexical)
         # A learned rule goes with the note it was learned from.

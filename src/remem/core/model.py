@@ -129,9 +129,6 @@ class Note:
     #: ``move``, ``forget``, ``disable`` ...); :attr:`receipt` says it.
     last_change: str = "remember"
 
-    def is_expired(self, now: datetime) -> bool:
-        return self.expires_at is not None and self.expires_at <= now
-
     def effective_status(self, now: datetime, retention_days: int | None = None) -> Status:
         """The status as of ``now``: an active note past :meth:`leaves_recall_at` (its
         ``expires_at``, or ``retention_days`` after it was said) is ``expired``."""

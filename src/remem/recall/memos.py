@@ -89,7 +89,3 @@ class AgentMemos:
     def __len__(self) -> int:
         texts = len(self.bodies) + len(self.norms) + len(self.stems) + len(self.words)
         return texts + len(self.grants) + len(self.recall_policies)
-
-
-#: The name :class:`~remem.app.agent_state.AgentLog` imports (the memos were text-only first).
-TextMemos = AgentMemos
