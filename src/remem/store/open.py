@@ -1,5 +1,5 @@
-"""Open a backend from a location: a path, ``jsonl:///abs/path``, ``memory://`` or (later)
-``postgresql://``."""
+"""Open a backend from a location: a path, ``jsonl:///abs/path``, ``memory://`` or
+``postgresql://`` (``postgres://``; the ``remem[postgres]`` extra, imported only then)."""
 
 from __future__ import annotations
 
@@ -53,12 +53,12 @@ def _open_backend(location: str | Path) -> Backend:
             "(every open makes a new, private store)"
         )
     if location.startswith(("postgresql://", "postgres://")):
-        raise InvalidInput(
-            "the PostgreSQL backend is not available in this version; use a directory path"
-        )
+        from remem.store.postgres.backend import PgBackend  # psycopg only when asked for
+
+        return PgBackend(location)
     if "://" in location:
         scheme = location.split("://", 1)[0]
         raise InvalidInput(
-            f"unknown storage scheme {scheme!r}: use a directory path, jsonl:// or memory://"
+            f"unknown storage scheme {scheme!r}: use a directory path, jsonl://, memory:// or postgresql://"
         )
     return JsonlBackend(Path(location).expanduser())

@@ -1,0 +1,173 @@
+"""The PostgreSQL backend: every agent's events, traces, rules and secret, and the
+service's records, in one database that several service hosts share.
+
+``Memory.open("postgresql://user@host/db")`` opens it (:mod:`remem.store.open`);
+``remem db upgrade`` creates its tables first (:mod:`remem.store.postgres.schema`),
+and every open checks their version. Each transaction names its agent (or one of the
+reserved scopes) for row-level security. Caches stay in the agent's state
+(:meth:`PgBackend.cache` is ``None``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from remem.errors import NotFound
+from remem.store.config import ConfigRecord, _next_version, check_names
+from remem.store.postgres.connect import Pool, redact
+from remem.store.postgres.events import PgEventLog
+from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, check_version
+from remem.store.postgres.traces import PgTraceLog
+from remem.store.rules import check_rule_name
+
+
+class PgBackend:
+    """A :class:`~remem.store.base.Backend` on one PostgreSQL database."""
+
+    def __init__(self, url: str) -> None:
+        self.url = redact(url)
+        self.pool = Pool(url)
+        try:
+            with self.pool.connection() as conn:
+                check_version(conn, self.url)
+        except BaseException:
+            self.pool.close()
+            raise
+
+    def agents(self) -> list[str]:
+        with self.pool.scoped(DIRECTORY_SCOPE) as conn:
+            rows = conn.execute(
+                "SELECT agent FROM remem_agents WHERE last_seq > 0 OR rules > 0 ORDER BY agent"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def event_log(self, agent: str) -> PgEventLog:
+        return PgEventLog(self.pool, agent)
+
+    def trace_log(self, agent: str) -> PgTraceLog:
+        return PgTraceLog(self.pool, agent)
+
+    def read_rules(self, agent: str) -> dict[str, str]:
+        with self.pool.scoped(agent) as conn:
+            rows = conn.execute(
+                "SELECT name, content FROM remem_rules WHERE agent = %s ORDER BY name", (agent,)
+            ).fetchall()
+        return {name: content for name, content in rows}
+
+    def write_rule(self, agent: str, name: str, content: str) -> None:
+        check_rule_name(name)
+        with self.pool.scoped(agent) as conn:
+            if content:
+                conn.execute(
+                    "INSERT INTO remem_rules (agent, name, content) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (agent, name) DO UPDATE SET content = EXCLUDED.content",
+                    (agent, name, content),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM remem_rules WHERE agent = %s AND name = %s", (agent, name)
+                )
+            conn.execute(
+                "INSERT INTO remem_agents (agent, rules) "
+                "VALUES (%s, (SELECT count(*) FROM remem_rules WHERE agent = %s)) "
+                "ON CONFLICT (agent) DO UPDATE SET rules = EXCLUDED.rules",
+                (agent, agent),
+            )
+
+    def policy_source(self) -> tuple[str, str] | None:
+        return None  # a host's policy file is a deployment matter: none in the database
+
+    def trash_agent(self, agent: str) -> str:
+        with self.pool.scoped(agent) as conn:
+            row = conn.execute(
+                "DELETE FROM remem_agents WHERE agent = %s RETURNING agent", (agent,)
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no agent named {agent!r} in {self.url}")
+            for table in (
+                "remem_events",
+                "remem_tombstones",
+                "remem_traces",
+                "remem_trace_shared",
+                "remem_rules",
+                "remem_secrets",
+                "remem_caches",
+            ):
+                conn.execute(f"DELETE FROM {table} WHERE agent = %s", (agent,))
+        return f"{self.url} (agent {agent} deleted)"
+
+    def scrub(self, agent: str) -> list[str]:
+        with self.pool.scoped(agent) as conn:
+            rows = conn.execute(
+                "DELETE FROM remem_caches WHERE agent = %s RETURNING name", (agent,)
+            ).fetchall()
+        return [f"{self.url} cache {r[0]} of {agent}" for r in rows]
+
+    def cache(self, agent: str, name: str) -> None:
+        return None  # caches stay in the agent's state
+
+    def agent_secret(self, agent: str) -> bytes:
+        with self.pool.scoped(agent) as conn:
+            conn.execute(
+                "INSERT INTO remem_secrets (agent, secret) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (agent, os.urandom(32)),
+            )
+            row = conn.execute(
+                "SELECT secret FROM remem_secrets WHERE agent = %s", (agent,)
+            ).fetchone()
+        return bytes(row[0])
+
+    # -- the service's records ----------------------------------------------------------
+
+    def read_record(self, collection: str, key: str) -> ConfigRecord | None:
+        check_names(collection, key)
+        with self.pool.scoped(CONFIG_SCOPE) as conn:
+            return self._read(conn, collection, key)
+
+    @staticmethod
+    def _read(conn: Any, collection: str, key: str, lock: str = "") -> ConfigRecord | None:
+        row = conn.execute(
+            "SELECT value, version FROM remem_records WHERE collection = %s AND key = %s" + lock,
+            (collection, key),
+        ).fetchone()
+        return None if row is None else ConfigRecord(orjson.loads(row[0]), int(row[1]))
+
+    def write_record(
+        self, collection: str, key: str, value: dict[str, Any] | None, *, if_version: int | None
+    ) -> int:
+        check_names(collection, key)
+        with self.pool.scoped(CONFIG_SCOPE) as conn:
+            # One writer per key at a time, whether the record exists yet or not.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"remem:{collection}/{key}",)
+            )
+            current = self._read(conn, collection, key, " FOR UPDATE")
+            version = _next_version(current, if_version, f"{collection}/{key}")
+            if value is None:
+                conn.execute(
+                    "DELETE FROM remem_records WHERE collection = %s AND key = %s",
+                    (collection, key),
+                )
+                return 0
+            conn.execute(
+                "INSERT INTO remem_records (collection, key, value, version) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (collection, key) "
+                "DO UPDATE SET value = EXCLUDED.value, version = EXCLUDED.version",
+                (collection, key, orjson.dumps(value).decode(), version),
+            )
+            return version
+
+    def record_keys(self, collection: str) -> list[str]:
+        check_names(collection)
+        with self.pool.scoped(CONFIG_SCOPE) as conn:
+            rows = conn.execute(
+                'SELECT key FROM remem_records WHERE collection = %s ORDER BY key COLLATE "C"',
+                (collection,),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        self.pool.close()

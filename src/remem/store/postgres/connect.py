@@ -1,0 +1,88 @@
+"""Connections to PostgreSQL: psycopg imported lazily, a pool, a transaction per agent.
+
+Every transaction names its agent first (``set_config('remem.agent', agent, true)``,
+local to the transaction): the row-level security policies of
+:mod:`remem.store.postgres.schema` admit that agent's rows and no others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from remem.errors import InvalidInput, StoreError
+
+#: Connections one backend keeps at most (each writing agent holds one for its write).
+POOL_MAX = 16
+
+
+def psycopg_modules() -> tuple[Any, Any]:
+    """``(psycopg, psycopg_pool)``, or a clear error saying which extra to install."""
+    try:
+        return importlib.import_module("psycopg"), importlib.import_module("psycopg_pool")
+    except ImportError:
+        raise InvalidInput(
+            "the PostgreSQL backend needs psycopg 3 and its pool: pip install 'remem[postgres]'"
+        ) from None
+
+
+def db_error(exc: BaseException, url: str) -> StoreError:
+    """A database failure as a ``StoreError`` (one line; whether it applied is unknown)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreError(f"PostgreSQL at {redact(url)}: {first}", applied=None)
+
+
+def redact(url: str) -> str:
+    """``url`` without a password."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
+
+
+def connect(url: str, **kwargs: Any) -> Any:
+    """One connection to ``url`` (not pooled): for ``db upgrade`` and tests."""
+    psycopg, _ = psycopg_modules()
+    try:
+        return psycopg.connect(url, **kwargs)
+    except psycopg.Error as exc:
+        raise db_error(exc, url) from None
+
+
+class Pool:
+    """A pool of connections to one database, each used by one transaction at a time."""
+
+    def __init__(self, url: str, max_size: int = POOL_MAX) -> None:
+        psycopg, pool_mod = psycopg_modules()
+        self.url = url
+        self.errors: type[BaseException] = psycopg.Error
+        try:
+            self._pool = pool_mod.ConnectionPool(
+                url, min_size=1, max_size=max_size, open=True, timeout=60.0
+            )
+            self._pool.wait(timeout=30.0)
+        except (psycopg.Error, pool_mod.PoolTimeout) as exc:
+            raise db_error(exc, url) from None
+
+    @contextmanager
+    def scoped(self, scope: str) -> Iterator[Any]:
+        """A connection in a transaction that sees ``scope``'s rows; committed at the end
+        (rolled back on an exception)."""
+        try:
+            with self._pool.connection() as conn:
+                conn.execute("SELECT set_config('remem.agent', %s, true)", (scope,))
+                yield conn
+        except self.errors as exc:
+            raise db_error(exc, self.url) from None
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """A connection of the pool, as it is (the caller manages its transactions)."""
+        with self._pool.connection() as conn:
+            yield conn
+
+    def close(self) -> None:
+        self._pool.close()

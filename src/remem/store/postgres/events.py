@@ -1,0 +1,335 @@
+"""One agent's events in ``remem_events``: the event store port on PostgreSQL.
+
+Positions are the events' ``seq``. A writer's transaction locks the agent's row of
+``remem_agents`` (``SELECT ... FOR UPDATE``) before it reads what is new or numbers
+anything, and holds it until its ``COMMIT``: seqs are given one writer at a time,
+``last + 1``..., and a seq becomes visible only once every smaller one is (the
+writer of ``n + 1`` could not number before ``n``'s commit released the row). So a
+reader that read up to ``n`` never skips a position that a slower transaction fills
+later. Event ids are unique per agent (a constraint as well as the check before
+numbering); eids a compaction erased stay in ``remem_tombstones`` so a retried write
+cannot bring erased content back. Staged events (group commit) wait in this handle
+and are inserted together by :meth:`_PgTxn.commit`: one ``COMMIT`` for the group.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+from remem.core.events import Erased, Event, from_dict, sequenced, to_dict
+from remem.errors import Conflict, NotFound
+from remem.store.base import Batch, TornTail, Visitor
+from remem.store.postgres.connect import Pool, db_error
+
+_NEW = (
+    "SELECT a.generation, a.last_seq, e.data FROM remem_agents a LEFT JOIN remem_events e "
+    "ON e.agent = a.agent AND (e.seq > %s OR a.generation <> %s) "
+    "WHERE a.agent = %s ORDER BY e.ord"
+)
+_INSERT = (
+    "INSERT INTO remem_events (agent, seq, ord, eid, note_id, by_id, data) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def _row(agent: str, ev: Event, ord_: int) -> tuple[Any, ...]:
+    data = orjson.dumps(to_dict(ev), option=orjson.OPT_UTC_Z).decode()
+    note_id, by = getattr(ev, "note_id", None), getattr(ev, "by", None)
+    return (agent, ev.seq, ord_, ev.eid, note_id, by, data)
+
+
+class PgEventLog:
+    """A handle on one agent's events; see the module docstring and :mod:`remem.store.base`."""
+
+    def __init__(self, pool: Pool, agent: str) -> None:
+        self._pool = pool
+        self.agent = agent
+        self._generation: int | None = None  # of what this handle read (None: nothing yet)
+        self._read = 0  # the highest seq this handle read or wrote
+        self._last = 0  # the agent's last seq as this handle last saw it
+        self._staged: dict[int, Event] = {}
+        self._txn: _PgTxn | None = None
+        self._owner = 0  # the thread holding the transaction
+
+    @property
+    def repairs(self) -> list[TornTail]:
+        return []  # the database keeps its own integrity
+
+    @property
+    def last_seq(self) -> int:
+        return self._last
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A connection seeing this agent's rows: the open transaction's (in its thread),
+        else one of the pool's."""
+        txn = self._txn
+        if txn is not None and self._owner == threading.get_ident():
+            yield txn.connection()
+        else:
+            with self._pool.scoped(self.agent) as conn:
+                yield conn
+
+    def _unread(self, conn: Any) -> tuple[list[dict[str, Any]], bool]:
+        """The records after what this handle read (all of them after a rewrite)."""
+        known = -1 if self._generation is None else self._generation
+        rows = conn.execute(_NEW, (self._read, known, self.agent)).fetchall()
+        if not rows:
+            return [], False
+        generation, last = int(rows[0][0]), int(rows[0][1])
+        reset = self._generation is not None and generation != self._generation
+        records = [orjson.loads(r[2]) for r in rows if r[2] is not None]
+        self._generation, self._last = generation, last
+        if reset:
+            self._read = 0
+        self._read = max([self._read, *(int(d["seq"]) for d in records)])
+        return records, reset
+
+    def read_new(self) -> Batch:
+        with self._reading() as conn:
+            records, reset = self._unread(conn)
+        return Batch([from_dict(d) for d in records], reset)
+
+    def scan_new(self, visit: Visitor, on_reset: Callable[[], None]) -> bool:
+        with self._reading() as conn:
+            records, reset = self._unread(conn)
+        if reset:
+            on_reset()
+        for data in records:
+            visit(data, int(data["seq"]))
+        return reset
+
+    def read_at(self, positions: Sequence[int]) -> list[Event]:
+        if not positions:
+            return []
+        found = {seq: ev for seq, ev in self._staged.items() if seq in set(positions)}
+        wanted = [p for p in positions if p not in found]
+        if wanted:
+            with self._reading() as conn:
+                rows = conn.execute(
+                    "SELECT seq, data FROM remem_events WHERE agent = %s AND seq = ANY(%s)",
+                    (self.agent, wanted),
+                ).fetchall()
+            found.update((int(seq), from_dict(orjson.loads(data))) for seq, data in rows)
+        missing = [p for p in positions if p not in found]
+        if missing:
+            raise NotFound(f"no event at seq {missing[0]} of agent {self.agent!r}")
+        return [found[p] for p in positions]
+
+    def mark(self) -> dict[str, Any] | None:
+        if not self._read or self._generation is None:
+            return None
+        return {"generation": self._generation, "seq": self._read}
+
+    def resume(self, mark: dict[str, Any]) -> bool:
+        if self._read:
+            return False
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT generation, last_seq FROM remem_agents WHERE agent = %s", (self.agent,)
+            ).fetchone()
+        if row is None or int(mark["generation"]) != row[0] or int(mark["seq"]) > row[1]:
+            return False
+        self._generation, self._read, self._last = int(row[0]), int(mark["seq"]), int(row[1])
+        return True
+
+    def restart(self) -> None:
+        self._read = 0
+
+    @contextmanager
+    def transaction(
+        self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
+    ) -> Iterator[_PgTxn]:
+        with self._pool.connection() as conn:
+            txn = _PgTxn(self, conn)
+            self._txn, self._owner = txn, threading.get_ident()
+            try:
+                txn.lock()
+                records, reset = self._unread(conn)
+                if visit is None:
+                    txn.caught_up = Batch([from_dict(d) for d in records], reset)
+                else:
+                    if reset:
+                        (on_reset or _nothing)()
+                    for data in records:
+                        visit(data, int(data["seq"]))
+                    txn.caught_up = Batch([], reset)
+                yield txn
+                txn.finish()
+            except self._pool.errors as exc:
+                conn.rollback()
+                raise db_error(exc, self._pool.url) from None
+            except BaseException:
+                conn.rollback()
+                raise
+            finally:
+                self._txn, self._staged = None, {}
+
+    def read_after(self, seq: int) -> list[Event]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT data FROM remem_events WHERE agent = %s AND seq > %s ORDER BY ord",
+                (self.agent, seq),
+            ).fetchall()
+        return [from_dict(orjson.loads(r[0])) for r in rows]
+
+    def history(self, note_id: str) -> list[Event]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT data FROM remem_events WHERE agent = %s AND (note_id = %s OR by_id = %s) "
+                "ORDER BY ord",
+                (self.agent, note_id, note_id),
+            ).fetchall()
+        return [from_dict(orjson.loads(r[0])) for r in rows]
+
+    def close(self) -> None:
+        pass  # the connections belong to the backend's pool
+
+
+def _nothing() -> None:
+    pass
+
+
+class _PgTxn:
+    """A writer's transaction: the agent's row locked until each commit (and again, on
+    the next use, after one)."""
+
+    def __init__(self, log: PgEventLog, conn: Any) -> None:
+        self._log = log
+        self._conn = conn
+        self.caught_up = Batch()
+        self.positions: list[int] = []
+        self._locked = False
+        self._last = 0  # the agent's last seq, under the lock
+        self._staged: list[Event] = []
+
+    def connection(self) -> Any:
+        self.lock()
+        return self._conn
+
+    def lock(self) -> None:
+        """Begin a transaction that holds the agent's row (creating it on first use)."""
+        if self._locked:
+            return
+        conn, agent = self._conn, self._log.agent
+        conn.execute("SELECT set_config('remem.agent', %s, true)", (agent,))
+        lock = "SELECT last_seq FROM remem_agents WHERE agent = %s FOR UPDATE"
+        row = conn.execute(lock, (agent,)).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO remem_agents (agent) VALUES (%s) ON CONFLICT DO NOTHING", (agent,)
+            )
+            row = conn.execute(lock, (agent,)).fetchone()
+        self._last, self._locked = int(row[0]), True
+
+    def finish(self) -> None:
+        """End the transaction (staged events never committed are dropped)."""
+        if self._locked:
+            self._conn.commit()
+            self._locked = False
+
+    def _fresh(self, events: Sequence[Event]) -> list[Event]:
+        """The events whose eids are in neither the log, its tombstones nor the staging."""
+        todo: dict[str, Event] = {}
+        staged = {ev.eid for ev in self._staged}
+        for ev in events:
+            if ev.eid not in staged and ev.eid not in todo:
+                todo[ev.eid] = ev
+        if not todo:
+            return []
+        eids = list(todo)
+        rows = self._conn.execute(
+            "SELECT eid FROM remem_events WHERE agent = %s AND eid = ANY(%s) "
+            "UNION ALL SELECT eid FROM remem_tombstones WHERE agent = %s AND eid = ANY(%s)",
+            (self._log.agent, eids, self._log.agent, eids),
+        ).fetchall()
+        for (eid,) in rows:
+            todo.pop(eid, None)
+        return list(todo.values())
+
+    def _next(self) -> int:
+        return self._last + len(self._staged) + 1
+
+    def stage(self, events: Sequence[Event]) -> list[Event]:
+        self.lock()
+        numbered = sequenced(self._fresh(events), self._next())
+        self._staged += numbered
+        self._log._staged.update((ev.seq, ev) for ev in numbered)
+        self.positions = [ev.seq for ev in numbered]
+        return numbered
+
+    def append(self, events: Sequence[Event], expect_seq: int | None = None) -> list[Event]:
+        self.lock()
+        if expect_seq is not None and expect_seq != self._last + len(self._staged):
+            raise Conflict(
+                f"the log is at seq {self._last}, not {expect_seq}; read what was appended "
+                "since and build the events again (nothing was written)"
+            )
+        appended = self.stage(events)
+        self.commit()
+        self.positions = [ev.seq for ev in appended]
+        return appended
+
+    def commit(self) -> None:
+        staged, self._staged = self._staged, []
+        if not staged:
+            return
+        self.lock()
+        agent, conn = self._log.agent, self._conn
+        with conn.cursor() as cur:
+            cur.executemany(_INSERT, [_row(agent, ev, ev.seq) for ev in staged])
+        self._tombstones(staged)
+        last = staged[-1].seq
+        conn.execute("UPDATE remem_agents SET last_seq = %s WHERE agent = %s", (last, agent))
+        conn.commit()
+        self._locked = False
+        log = self._log
+        log._read, log._last, self._last = max(log._read, last), last, last
+
+    def _tombstones(self, events: Sequence[Event]) -> None:
+        erased = [
+            (self._log.agent, eid) for ev in events if isinstance(ev, Erased) for eid in ev.eids
+        ]
+        if erased:
+            with self._conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO remem_tombstones (agent, eid) VALUES (%s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    erased,
+                )
+
+    def rewrite(self, events: Sequence[Event]) -> list[Event]:
+        self.lock()
+        self._staged = []
+        agent, conn = self._log.agent, self._conn
+        fresh = iter(sequenced([ev for ev in events if not ev.seq], self._last + 1))
+        written = [ev if ev.seq else next(fresh) for ev in events]
+        last = max([self._last, *(ev.seq for ev in written)])
+        conn.execute("DELETE FROM remem_events WHERE agent = %s", (agent,))
+        conn.execute("DELETE FROM remem_tombstones WHERE agent = %s", (agent,))
+        with conn.cursor() as cur:
+            cur.executemany(_INSERT, [_row(agent, ev, i) for i, ev in enumerate(written, 1)])
+        self._tombstones(written)
+        row = conn.execute(
+            "UPDATE remem_agents SET last_seq = %s, generation = generation + 1 "
+            "WHERE agent = %s RETURNING generation",
+            (last, agent),
+        ).fetchone()
+        conn.commit()
+        self._locked = False
+        log = self._log
+        log._generation, log._read, log._last, self._last = int(row[0]), last, last, last
+        self.positions = [ev.seq for ev in written]
+        return written
+
+    def all_events(self) -> list[Event]:
+        self.lock()
+        rows = self._conn.execute(
+            "SELECT data FROM remem_events WHERE agent = %s ORDER BY ord", (self._log.agent,)
+        ).fetchall()
+        return [from_dict(orjson.loads(r[0])) for r in rows]

@@ -1,0 +1,209 @@
+"""The PostgreSQL schema: its tables, row-level security and version.
+
+:data:`SCHEMA_VERSION` names the layout this code reads and writes; the database
+says its own through the function ``remem_schema_version()`` (a function, not a
+table, so that every table holds one agent's rows and nothing else).
+:func:`upgrade` (``remem db upgrade``) creates or updates the tables, the policies
+and the application role's grants; :func:`check_version` runs at every open and
+refuses a database of another version with what to do about it.
+
+Row-level security is the second wall behind the service's own authorization:
+every table is ``FORCE ROW LEVEL SECURITY`` (its owner included) and its policy
+admits the rows of the agent named by the transaction's setting ``remem.agent``
+(set with ``set_config(..., true)`` by every transaction of the backend); an
+empty or absent setting admits nothing. Two reserved settings, which no agent
+name can take (agent names never contain ``#``): :data:`CONFIG_SCOPE` reads and
+writes the service's records (tokens, member links, sessions, slots: they
+belong to no single agent) and :data:`DIRECTORY_SCOPE` reads the agent names
+(``remem_agents`` holds names and counters, no content).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remem.errors import StoreError
+
+#: The layout of this code's tables; bumped with every change of them.
+SCHEMA_VERSION = 1
+#: ``remem.agent`` while reading or writing the service's records.
+CONFIG_SCOPE = "#config"
+#: ``remem.agent`` while listing the agents.
+DIRECTORY_SCOPE = "#directory"
+
+#: Every table, with the policy expression that admits a row.
+_AGENT = "agent = current_setting('remem.agent', true)"
+POLICIES: dict[str, str] = {
+    "remem_agents": f"{_AGENT} OR current_setting('remem.agent', true) = '{DIRECTORY_SCOPE}'",
+    "remem_events": _AGENT,
+    "remem_tombstones": _AGENT,
+    "remem_traces": _AGENT,
+    "remem_trace_shared": _AGENT,
+    "remem_rules": _AGENT,
+    "remem_secrets": _AGENT,
+    "remem_caches": _AGENT,
+    "remem_records": f"current_setting('remem.agent', true) = '{CONFIG_SCOPE}'",
+}
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS remem_agents (
+    agent text PRIMARY KEY,
+    -- The highest seq ever given (never lowered: a seq is never given twice).
+    last_seq bigint NOT NULL DEFAULT 0,
+    -- Bumped by every rewrite (compaction): a reader of another generation starts over.
+    generation bigint NOT NULL DEFAULT 0,
+    -- Rules the agent has (an agent with rules and no events is still listed).
+    rules integer NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS remem_events (
+    agent text NOT NULL,
+    seq bigint NOT NULL,
+    -- Log order: the seq for appends, the place in the rewrite for a compaction's events.
+    ord bigint NOT NULL,
+    eid text NOT NULL,
+    note_id text,
+    by_id text,
+    data text NOT NULL,
+    PRIMARY KEY (agent, seq),
+    UNIQUE (agent, eid)
+);
+CREATE INDEX IF NOT EXISTS remem_events_ord ON remem_events (agent, ord);
+CREATE INDEX IF NOT EXISTS remem_events_note ON remem_events (agent, note_id);
+CREATE INDEX IF NOT EXISTS remem_events_by ON remem_events (agent, by_id);
+CREATE TABLE IF NOT EXISTS remem_tombstones (
+    agent text NOT NULL,
+    eid text NOT NULL,
+    PRIMARY KEY (agent, eid)
+);
+CREATE TABLE IF NOT EXISTS remem_traces (
+    agent text NOT NULL,
+    id bigserial,
+    run_id text,
+    actor text,
+    channel text,
+    data text NOT NULL,
+    PRIMARY KEY (agent, id)
+);
+CREATE INDEX IF NOT EXISTS remem_traces_run ON remem_traces (agent, run_id);
+CREATE INDEX IF NOT EXISTS remem_traces_actor ON remem_traces (agent, actor, channel, id);
+CREATE TABLE IF NOT EXISTS remem_trace_shared (
+    agent text NOT NULL,
+    ref text NOT NULL,
+    data text NOT NULL,
+    PRIMARY KEY (agent, ref)
+);
+CREATE TABLE IF NOT EXISTS remem_rules (
+    agent text NOT NULL,
+    name text NOT NULL,
+    content text NOT NULL,
+    PRIMARY KEY (agent, name)
+);
+CREATE TABLE IF NOT EXISTS remem_secrets (
+    agent text PRIMARY KEY,
+    secret bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS remem_caches (
+    agent text NOT NULL,
+    name text NOT NULL,
+    body bytea NOT NULL,
+    PRIMARY KEY (agent, name)
+);
+CREATE TABLE IF NOT EXISTS remem_records (
+    collection text NOT NULL,
+    key text NOT NULL,
+    value text NOT NULL,
+    version integer NOT NULL,
+    PRIMARY KEY (collection, key)
+);
+"""
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _statements(app_role: str | None) -> list[str]:
+    out = [s.strip() for s in _TABLES.split(";") if s.strip()]
+    for table, expr in POLICIES.items():
+        out += [
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"DROP POLICY IF EXISTS remem_scope ON {table}",
+            f"CREATE POLICY remem_scope ON {table} USING ({expr}) WITH CHECK ({expr})",
+        ]
+    out.append(
+        "CREATE OR REPLACE FUNCTION remem_schema_version() RETURNS integer "
+        f"LANGUAGE sql IMMUTABLE AS 'SELECT {SCHEMA_VERSION}'"
+    )
+    if app_role is not None:
+        role = _quote_ident(app_role)
+        tables = ", ".join(POLICIES)
+        out += [
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role}",
+            f"GRANT USAGE ON SEQUENCE remem_traces_id_seq TO {role}",
+            f"GRANT EXECUTE ON FUNCTION remem_schema_version() TO {role}",
+        ]
+    return out
+
+
+def database_version(conn: Any) -> int | None:
+    """The schema version the database holds (``None``: it has no remem schema)."""
+    row = conn.execute(
+        "SELECT p.oid FROM pg_proc p WHERE p.proname = 'remem_schema_version' "
+        "AND pg_function_is_visible(p.oid)"
+    ).fetchone()
+    if row is None:
+        return None
+    version = conn.execute("SELECT remem_schema_version()").fetchone()
+    return int(version[0])
+
+
+def check_version(conn: Any, url: str) -> None:
+    """Refuse a database whose schema is not :data:`SCHEMA_VERSION`, saying what to do."""
+    have = database_version(conn)
+    if have == SCHEMA_VERSION:
+        return
+    if have is None:
+        raise StoreError(
+            f"{url} has no remem tables yet; create them with `remem db upgrade --data {url}` "
+            "(as the role that is to own them)"
+        )
+    if have < SCHEMA_VERSION:
+        raise StoreError(
+            f"{url} holds remem schema v{have}, this remem needs v{SCHEMA_VERSION}; run "
+            "`remem db upgrade` with this version (as the role that owns the tables)"
+        )
+    raise StoreError(
+        f"{url} holds remem schema v{have}, newer than this remem (v{SCHEMA_VERSION}); "
+        "upgrade remem on this host"
+    )
+
+
+def upgrade(conn: Any, app_role: str | None) -> list[str]:
+    """Create or update the tables, policies and ``app_role``'s grants in one transaction
+    (run as the role that is to own the tables); returns notes for the operator."""
+    have = database_version(conn)
+    if have is not None and have > SCHEMA_VERSION:
+        raise StoreError(
+            f"the database holds remem schema v{have}, newer than this remem "
+            f"(v{SCHEMA_VERSION}); upgrade remem, not the database"
+        )
+    notes = []
+    if app_role is not None:
+        row = conn.execute(
+            "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", (app_role,)
+        ).fetchone()
+        if row is None:
+            conn.execute(f"CREATE ROLE {_quote_ident(app_role)} LOGIN")
+            notes.append(f"created role {app_role} (LOGIN, no password: set one for it)")
+        elif row[0] or row[1]:
+            raise StoreError(
+                f"role {app_role} is a superuser or has BYPASSRLS: row-level security would "
+                "not apply to it; name a plain role as --app-role"
+            )
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext('remem db upgrade'))")
+        for statement in _statements(app_role):
+            conn.execute(statement)  # SQL of our own: names and constants, no input
+    notes.insert(0, f"schema at v{SCHEMA_VERSION} (was {'none' if have is None else have})")
+    return notes
