@@ -6,7 +6,7 @@ else one of our own (``initdb`` and ``pg_ctl`` in a temporary directory, run as
 :func:`fresh_database` a new database on it with the remem schema, dropped afterwards.
 :func:`unavailable` says why neither is possible (no server answers and no PostgreSQL
 binaries are installed), for a test to skip with that reason. ``$REMEM_TEST_PG`` names
-another server. Ships without a pytest dependency.
+another server (``own``: start one even though 5432 answers). Ships without a pytest dependency.
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ def unavailable() -> str | None:
     )
 
 
+@contextmanager
+def own_server() -> Iterator[str]:
+    """A server of our own in a temporary directory, stopped and removed at the end."""
+    yield from _own_server()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -82,10 +88,10 @@ def _as_postgres_user(argv: list[str]) -> list[str]:
 def postgres_server() -> Iterator[str]:
     """The URL of a server (and a role that may create databases and roles)."""
     given = os.environ.get("REMEM_TEST_PG")
-    if given:
+    if given and given != "own":
         yield given
         return
-    if _answers("127.0.0.1", 5432):
+    if given != "own" and _answers("127.0.0.1", 5432):
         yield DEFAULT_URL
         return
     yield from _own_server()
