@@ -207,3 +207,21 @@ def upgrade(conn: Any, app_role: str | None) -> list[str]:
             conn.execute(statement)  # SQL of our own: names and constants, no input
     notes.insert(0, f"schema at v{SCHEMA_VERSION} (was {'none' if have is None else have})")
     return notes
+
+
+def rls_effect(conn: Any, app_role: str | None) -> str:
+    """One line saying whether row-level security is a wall for the service's role."""
+    if app_role is not None:
+        return (
+            f"row-level security applies to {app_role}: it owns no table and cannot bypass "
+            "it; connect the service as that role"
+        )
+    row = conn.execute(
+        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    why = "bypasses it (a superuser or BYPASSRLS)" if row[1] or row[2] else "owns the tables"
+    return (
+        f"row-level security is only advisory: the service connects as {row[0]}, which {why}; "
+        "for a second wall, run again with --owner-url (the owner) and --app-role (the role "
+        "the service connects as)"
+    )

@@ -1,0 +1,75 @@
+"""``remem db upgrade``: create or update the PostgreSQL tables, their row-level security
+and the application role's grants (:mod:`remem.store.postgres.schema`)."""
+
+from __future__ import annotations
+
+import click
+
+from remem.cli.main import Ctx, handle_errors, main, pass_ctx
+from remem.errors import InvalidInput
+
+
+@main.group("db")
+def db_group() -> None:
+    """The PostgreSQL database of `--data postgresql://...`.
+
+    \b
+    Example:
+      remem --data postgresql://remem_app@db.example/remem db upgrade \\
+        --owner-url postgresql://remem_owner@db.example/remem --app-role remem_app
+    """
+
+
+@db_group.command("upgrade")
+@click.option(
+    "--owner-url",
+    metavar="URL",
+    help="Connect as this role to create the tables (it owns them); default: --data.",
+)
+@click.option(
+    "--app-role",
+    metavar="NAME",
+    help="The role the service connects as (no table ownership, no BYPASSRLS): it gets "
+    "the grants; created when missing. Default: --data's user when --owner-url differs.",
+)
+@pass_ctx
+@handle_errors
+def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
+    """Create or update remem's tables, row-level security policies and the application
+    role's grants, as the role that is to own the tables. The service then connects as
+    the application role; without one (a developer's server where the service's role owns
+    everything) row-level security is only advisory, and this says so.
+
+    \b
+    Example:
+      remem --data postgresql://remem_app@127.0.0.1/remem db upgrade \\
+        --owner-url postgresql://postgres@127.0.0.1/remem --app-role remem_app
+    """
+    from remem.store.postgres.connect import connect, redact
+    from remem.store.postgres.schema import rls_effect, upgrade
+
+    data = obj.data or ""
+    target = owner_url or data
+    if not target.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput(
+            "db upgrade needs a PostgreSQL database: --data postgresql://... (or --owner-url)"
+        )
+    with connect(target) as conn:
+        if app_role is None and owner_url and data.startswith(("postgresql://", "postgres://")):
+            app_role = _user_of(data)
+            owner = conn.execute("SELECT current_user").fetchone()[0]
+            app_role = None if app_role == owner else app_role
+        for line in upgrade(conn, app_role):
+            click.echo(line)
+        conn.commit()
+        click.echo(rls_effect(conn, app_role))
+    click.echo(f"ready: remem serve --data {redact(data or target)}")
+
+
+def _user_of(url: str) -> str | None:
+    """The user ``url`` connects as (``None`` when it names none)."""
+    from remem.store.postgres.connect import psycopg_modules
+
+    psycopg, _ = psycopg_modules()
+    user = psycopg.conninfo.conninfo_to_dict(url).get("user")
+    return str(user) if user else None
