@@ -4,7 +4,9 @@ The log is the bus: a subscription reads the changes after its position (a log
 ``seq``) from its agent's :class:`~remem.app.change_feed.ChangeFeed`, which holds what
 this process wrote and what it read of other processes' appends when it caught up;
 so writes of every process sharing the data directory reach it, at the latest one
-poll interval later (this process's own writes wake it at once). Each change is
+poll interval later (this process's own writes wake it at once, and so do every host's
+where the backend signals commits: :class:`~remem.store.base.ChangeSignal`, PostgreSQL's
+``LISTEN``/``NOTIFY``). Each change is
 filtered by what the subscriber's envelope may see *now*: a note it may not read
 gives no event, however it changed.
 """
@@ -25,6 +27,7 @@ from remem.context import RunKind
 from remem.core.projection import State
 from remem.errors import InvalidInput
 from remem.policy.authz import Action
+from remem.store.base import ChangeSignal
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -33,6 +36,8 @@ NOTE_CHANGED = "note.changed"
 AGENT_CHANGED = "agent.changed"
 #: Seconds between two reads of the log while a poll waits (other processes' writes).
 POLL_INTERVAL = 0.2
+#: The same where the backend wakes subscribers on every commit (a safety net only).
+SIGNALLED_POLL_INTERVAL = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,10 @@ class LocalSubscription:
         self.after: int = feed.last if after is None else after
         self._wake = threading.Event()
         feed.watch(self._wake)
+        self._interval = POLL_INTERVAL
+        if isinstance(k.backend, ChangeSignal):  # other hosts' commits wake it at once
+            k.backend.watch(k.ctx.agent, self._wake)
+            self._interval = SIGNALLED_POLL_INTERVAL
         self._closed = False
         self._rules = self._rules_digest()
 
@@ -113,7 +122,7 @@ class LocalSubscription:
             left = deadline - time.monotonic()
             if changes or self._closed or left <= 0:
                 return changes
-            self._wake.wait(min(POLL_INTERVAL, left))
+            self._wake.wait(min(self._interval, left))
 
     def __iter__(self) -> Iterator[Change]:
         while not self._closed:

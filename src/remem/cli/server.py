@@ -137,7 +137,8 @@ def serve_cmd(
         raise InvalidInput(
             "remem serve needs the server extra: pip install 'remem[server]'"
         ) from None
-    os.environ["REMEM_SERVE_DATA"] = os.path.abspath(data)
+    # A URL (postgresql://, jsonl://) is passed as it is; a path is made absolute.
+    os.environ["REMEM_SERVE_DATA"] = data if "://" in data else os.path.abspath(data)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)

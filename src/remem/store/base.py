@@ -34,10 +34,11 @@ stay inside the JSONL adapter; nothing here takes or returns a path.
 from __future__ import annotations
 
 import mmap
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from remem.core.events import Event
 from remem.store.config import ConfigRecord
@@ -262,6 +263,17 @@ class ConfigStore(Protocol):
 
     def record_keys(self, collection: str) -> list[str]:
         """Every key of ``collection``, sorted."""
+        ...
+
+
+@runtime_checkable
+class ChangeSignal(Protocol):
+    """A backend that signals commits made by any process or host (PostgreSQL's
+    ``LISTEN``/``NOTIFY``): a subscriber is woken at once and reads the log for what is
+    new, instead of waiting for its next poll. Backends without it are polled."""
+
+    def watch(self, agent: str, wake: threading.Event) -> None:
+        """Set ``wake`` (held weakly) whenever events of ``agent`` are committed."""
         ...
 
 

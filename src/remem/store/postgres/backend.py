@@ -11,12 +11,14 @@ reserved scopes) for row-level security. Caches stay in the agent's state
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import orjson
 
 from remem.errors import NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
+from remem.store.postgres.changes import Listener
 from remem.store.postgres.connect import Pool, redact
 from remem.store.postgres.events import PgEventLog
 from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, check_version
@@ -30,12 +32,18 @@ class PgBackend:
     def __init__(self, url: str) -> None:
         self.url = redact(url)
         self.pool = Pool(url)
+        self._listener = Listener(url)
         try:
             with self.pool.connection() as conn:
                 check_version(conn, self.url)
         except BaseException:
             self.pool.close()
             raise
+
+    def watch(self, agent: str, wake: threading.Event) -> None:
+        """Set ``wake`` when any host commits events of ``agent`` (a wake-up only: read
+        the log for what is new; see :mod:`remem.store.postgres.changes`)."""
+        self._listener.watch(agent, wake)
 
     def agents(self) -> list[str]:
         with self.pool.scoped(DIRECTORY_SCOPE) as conn:
@@ -170,4 +178,5 @@ class PgBackend:
         return [r[0] for r in rows]
 
     def close(self) -> None:
+        self._listener.close()
         self.pool.close()

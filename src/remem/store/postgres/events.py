@@ -24,6 +24,7 @@ import orjson
 from remem.core.events import Erased, Event, from_dict, sequenced, to_dict
 from remem.errors import Conflict, NotFound
 from remem.store.base import Batch, TornTail, Visitor
+from remem.store.postgres.changes import notify
 from remem.store.postgres.connect import Pool, db_error
 
 _NEW = (
@@ -286,6 +287,7 @@ class _PgTxn:
         self._tombstones(staged)
         last = staged[-1].seq
         conn.execute("UPDATE remem_agents SET last_seq = %s WHERE agent = %s", (last, agent))
+        notify(conn, agent, last)
         conn.commit()
         self._locked = False
         log = self._log
@@ -320,6 +322,7 @@ class _PgTxn:
             "WHERE agent = %s RETURNING generation",
             (last, agent),
         ).fetchone()
+        notify(conn, agent, last)
         conn.commit()
         self._locked = False
         log = self._log
