@@ -73,3 +73,39 @@ def _user_of(url: str) -> str | None:
     psycopg, _ = psycopg_modules()
     user = psycopg.conninfo.conninfo_to_dict(url).get("user")
     return str(user) if user else None
+
+
+@main.command("migrate")
+@click.option("--from", "source", required=True, metavar="DIR", help="The embedded store.")
+@click.option("--to", "target", required=True, metavar="URL", help="postgresql://... (upgraded).")
+@handle_errors
+def migrate_cmd(source: str, target: str) -> None:
+    """Copy an embedded data directory into PostgreSQL (events in order, ids and seqs kept,
+    rules, secrets, traces, the service's records) and verify the copy. Run `remem db
+    upgrade` on the database first; agents that already have events there are refused.
+
+    \b
+    Example:
+      remem migrate --from ./remem-data --to postgresql://remem@127.0.0.1/remem
+    """
+    from pathlib import Path
+
+    from remem.store.jsonl import JsonlBackend
+    from remem.store.postgres.backend import PgBackend
+    from remem.store.postgres.migrate import migrate
+
+    if not target.startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("--to takes a PostgreSQL URL: postgresql://user@host/db")
+    if not Path(source, "agents").is_dir() and not Path(source, "config").is_dir():
+        raise InvalidInput(f"--from {source}: not a remem data directory (no agents/ or config/)")
+    src, dst = JsonlBackend(Path(source)), PgBackend(target)
+    try:
+        report = migrate(src, dst)
+    finally:
+        src.close()
+        dst.close()
+    for agent, count in report.events.items():
+        click.echo(f"{agent}: {count} events")
+    for collection, count in report.records.items():
+        click.echo(f"{collection}: {count} records")
+    click.echo(f"verified: {dst.url} holds the same events, rules and records as {source}")

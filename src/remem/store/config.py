@@ -170,6 +170,16 @@ class FileRecords:
             raise StoreError(f"cannot list {folder}: {reason(exc)}") from None
         return sorted(n[: -len(".json")] for n in names if n.endswith(".json") and n[0] != ".")
 
+    def collections(self) -> list[str]:
+        """Every collection that has a folder (for copying the store elsewhere), sorted."""
+        try:
+            names = syscalls.listdir(self._root)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StoreError(f"cannot list {self._root}: {reason(exc)}") from None
+        return sorted(n for n in names if _COLLECTION.match(n))
+
     def close(self) -> None:
         for lock in self._locks.values():
             lock.close()

@@ -412,6 +412,7 @@ class JsonlBackend:
         self.read_record = self._records.read_record
         self.write_record = self._records.write_record
         self.record_keys = self._records.record_keys
+        self.record_collections = self._records.collections
 
     def _check_root(self) -> None:
         root = self.root

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from remem.errors import NotFound
+from remem.errors import Conflict, NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
 from remem.store.postgres.changes import Listener
 from remem.store.postgres.connect import Pool, redact
@@ -127,6 +127,19 @@ class PgBackend:
                 "SELECT secret FROM remem_secrets WHERE agent = %s", (agent,)
             ).fetchone()
         return bytes(row[0])
+
+    def adopt_secret(self, agent: str, secret: bytes) -> None:
+        """Keep ``secret`` as the agent's (a migration); ``Conflict`` if it has another."""
+        with self.pool.scoped(agent) as conn:
+            conn.execute(
+                "INSERT INTO remem_secrets (agent, secret) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                (agent, secret),
+            )
+            row = conn.execute(
+                "SELECT secret FROM remem_secrets WHERE agent = %s", (agent,)
+            ).fetchone()
+        if bytes(row[0]) != secret:
+            raise Conflict(f"agent {agent!r} already has another secret in {self.url}")
 
     # -- the service's records ----------------------------------------------------------
 
