@@ -27,6 +27,12 @@ from remem.store.base import Batch, TornTail, Visitor
 from remem.store.postgres.changes import notify
 from remem.store.postgres.connect import Pool, db_error
 
+#: Bytes of event JSON a handle keeps for :meth:`PgEventLog.read_at` (what the page cache
+#: is to the JSONL log: the catalog reloads scopes lazily, one ``read_at`` per scope, and
+#: a round trip per scope made a 2,000-scope listing take seconds). Beyond it, the rest
+#: is read from the database. Dropped with everything else on a rewrite (compaction).
+TEXT_CACHE_BYTES = 256 * 1024 * 1024
+
 _NEW = (
     "SELECT a.generation, a.last_seq, e.data FROM remem_agents a LEFT JOIN remem_events e "
     "ON e.agent = a.agent AND (e.seq > %s OR a.generation <> %s) "
@@ -54,6 +60,8 @@ class PgEventLog:
         self._read = 0  # the highest seq this handle read or wrote
         self._last = 0  # the agent's last seq as this handle last saw it
         self._staged: dict[int, Event] = {}
+        self._texts: dict[int, str] = {}  # seq -> the event's JSON, read or written here
+        self._text_bytes = 0
         self._txn: _PgTxn | None = None
         self._owner = 0  # the thread holding the transaction
 
@@ -84,12 +92,26 @@ class PgEventLog:
             return [], False
         generation, last = int(rows[0][0]), int(rows[0][1])
         reset = self._generation is not None and generation != self._generation
-        records = [orjson.loads(r[2]) for r in rows if r[2] is not None]
-        self._generation, self._last = generation, last
         if reset:
             self._read = 0
+            self.forget_texts()
+        records = []
+        for row in rows:
+            if row[2] is not None:
+                records.append(orjson.loads(row[2]))
+                self.keep_text(int(records[-1]["seq"]), row[2])
+        self._generation, self._last = generation, last
         self._read = max([self._read, *(int(d["seq"]) for d in records)])
         return records, reset
+
+    def keep_text(self, seq: int, text: str) -> None:
+        """Keep an event's JSON for :meth:`read_at` (within :data:`TEXT_CACHE_BYTES`)."""
+        if self._text_bytes + len(text) <= TEXT_CACHE_BYTES:
+            self._texts[seq] = text
+            self._text_bytes += len(text)
+
+    def forget_texts(self) -> None:
+        self._texts, self._text_bytes = {}, 0
 
     def read_new(self) -> Batch:
         with self._reading() as conn:
@@ -108,7 +130,12 @@ class PgEventLog:
     def read_at(self, positions: Sequence[int]) -> list[Event]:
         if not positions:
             return []
-        found = {seq: ev for seq, ev in self._staged.items() if seq in set(positions)}
+        asked = set(positions)
+        found = {seq: ev for seq, ev in self._staged.items() if seq in asked}
+        for seq in asked - found.keys():
+            text = self._texts.get(seq)
+            if text is not None:
+                found[seq] = from_dict(orjson.loads(text))
         wanted = [p for p in positions if p not in found]
         if wanted:
             with self._reading() as conn:
@@ -141,6 +168,7 @@ class PgEventLog:
 
     def restart(self) -> None:
         self._read = 0
+        self.forget_texts()
 
     @contextmanager
     def transaction(
@@ -282,8 +310,9 @@ class _PgTxn:
             return
         self.lock()
         agent, conn = self._log.agent, self._conn
+        rows = [_row(agent, ev, ev.seq) for ev in staged]
         with conn.cursor() as cur:
-            cur.executemany(_INSERT, [_row(agent, ev, ev.seq) for ev in staged])
+            cur.executemany(_INSERT, rows)
         self._tombstones(staged)
         last = staged[-1].seq
         conn.execute("UPDATE remem_agents SET last_seq = %s WHERE agent = %s", (last, agent))
@@ -292,6 +321,8 @@ class _PgTxn:
         self._locked = False
         log = self._log
         log._read, log._last, self._last = max(log._read, last), last, last
+        for row in rows:
+            log.keep_text(row[1], row[6])
 
     def _tombstones(self, events: Sequence[Event]) -> None:
         erased = [
@@ -314,8 +345,9 @@ class _PgTxn:
         last = max([self._last, *(ev.seq for ev in written)])
         conn.execute("DELETE FROM remem_events WHERE agent = %s", (agent,))
         conn.execute("DELETE FROM remem_tombstones WHERE agent = %s", (agent,))
+        rows = [_row(agent, ev, i) for i, ev in enumerate(written, 1)]
         with conn.cursor() as cur:
-            cur.executemany(_INSERT, [_row(agent, ev, i) for i, ev in enumerate(written, 1)])
+            cur.executemany(_INSERT, rows)
         self._tombstones(written)
         row = conn.execute(
             "UPDATE remem_agents SET last_seq = %s, generation = generation + 1 "
@@ -327,6 +359,9 @@ class _PgTxn:
         self._locked = False
         log = self._log
         log._generation, log._read, log._last, self._last = int(row[0]), last, last, last
+        log.forget_texts()  # what the rewrite dropped (erased content) goes from memory too
+        for kept in rows:
+            log.keep_text(kept[1], kept[6])
         self.positions = [ev.seq for ev in written]
         return written
 
