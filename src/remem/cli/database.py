@@ -15,8 +15,7 @@ def db_group() -> None:
 
     \b
     Example:
-      remem --data postgresql://remem_app@db.example/remem db upgrade \\
-        --owner-url postgresql://remem_owner@db.example/remem --app-role remem_app
+      remem --data postgresql://remem_app@db.example/remem db upgrade --app-role remem_app
     """
 
 
@@ -42,8 +41,8 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
 
     \b
     Example:
-      remem --data postgresql://remem_app@127.0.0.1/remem db upgrade \\
-        --owner-url postgresql://postgres@127.0.0.1/remem --app-role remem_app
+      remem --data postgresql://postgres@127.0.0.1/remem db upgrade
+      remem --data postgresql://app@127.0.0.1/remem db upgrade --owner-url postgresql://postgres@127.0.0.1/remem
     """
     from remem.store.postgres.connect import connect, redact
     from remem.store.postgres.schema import rls_effect, upgrade
