@@ -4,8 +4,8 @@ service's records, in one database that several service hosts share.
 ``Memory.open("postgresql://user@host/db")`` opens it (:mod:`remem.store.open`);
 ``remem db upgrade`` creates its tables first (:mod:`remem.store.postgres.schema`),
 and every open checks their version. Each transaction names its agent (or one of the
-reserved scopes) for row-level security. Caches stay in the agent's state
-(:meth:`PgBackend.cache` is ``None``).
+reserved scopes) for row-level security. The catalog snapshot is kept in
+``remem_caches`` (:mod:`remem.store.postgres.cache`); other caches stay in memory.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import orjson
 
 from remem.errors import Conflict, NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
+from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
 from remem.store.postgres.connect import Pool, redact
 from remem.store.postgres.events import PgEventLog
@@ -114,8 +115,9 @@ class PgBackend:
             ).fetchall()
         return [f"{self.url} cache {r[0]} of {agent}" for r in rows]
 
-    def cache(self, agent: str, name: str) -> None:
-        return None  # caches stay in the agent's state
+    def cache(self, agent: str, name: str) -> PgCache | None:
+        """The catalog snapshot in ``remem_caches``; other caches stay in the agent's state."""
+        return PgCache(self.pool, agent, name) if name in KEPT else None
 
     def agent_secret(self, agent: str) -> bytes:
         with self.pool.scoped(agent) as conn:

@@ -1,0 +1,89 @@
+"""The catalog snapshot on PostgreSQL (``remem_caches``): a host opening a big agent
+resumes from it instead of folding every event; a stale snapshot is caught up, one of a
+compacted (replaced) log is not used, and it never changes an answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from remem import Memory, RunContext
+from remem.app import agent_state as agentlog_module
+from remem.store.catalog import CatalogState
+from remem.store.postgres.backend import PgBackend
+from remem.testing import postgres_server
+
+
+@pytest.fixture(autouse=True)
+def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(agentlog_module, "FREEZE_AFTER", 1)  # small logs write it too
+
+
+def _scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    scanned: list[int] = []
+    observe = CatalogState.observe
+
+    def counting(self: CatalogState, data: dict[str, Any], pos: int) -> list[Any]:
+        scanned.append(pos)
+        return observe(self, data, pos)
+
+    monkeypatch.setattr(CatalogState, "observe", counting)
+    return scanned
+
+
+def _snapshot(url: str, agent: str) -> list[tuple[str, str, str]]:
+    with Memory.open(url) as mem:
+        notes = mem.list(RunContext.owner(agent), status=None)
+        return sorted((n.id, n.status.value, n.text) for n in notes)
+
+
+def _populate(url: str, agent: str, start: int, count: int) -> list[str]:
+    with Memory.open(url) as mem:
+        return [
+            mem.remember(RunContext.dm(agent, f"dm:{i % 3}", f"u:{i % 3}"), f"Option {i}.").id
+            for i in range(start, start + count)
+        ]
+
+
+def _cache(backend: PgBackend, agent: str) -> bytes | None:
+    cache = backend.cache(agent, "catalog")
+    assert cache is not None
+    with cache.mapped() as body:
+        return None if body is None else bytes(body)
+
+
+def test_a_reopen_resumes_from_the_snapshot_and_a_stale_one_is_caught_up(
+    pg_url: str, pg_backend: PgBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = postgres_server.agent_for(tmp_path)
+    _populate(pg_url, agent, 0, 12)
+    expected = _snapshot(pg_url, agent)  # a full scan: writes the snapshot
+    assert _cache(pg_backend, agent)
+    scanned = _scans(monkeypatch)
+    assert _snapshot(pg_url, agent) == expected
+    assert scanned == []  # resumed: no event folded again
+    more = _populate(pg_url, agent, 12, 3)  # the snapshot now predates three notes
+    got = _snapshot(pg_url, agent)
+    assert {i for i, _, _ in got} == {i for i, _, _ in expected} | set(more)
+    assert len(scanned) == 3, scanned  # only the three notes written after it
+
+
+def test_a_snapshot_of_a_compacted_log_is_not_used(
+    pg_url: str, pg_backend: PgBackend, tmp_path: Path
+) -> None:
+    agent = postgres_server.agent_for(tmp_path)
+    ids = _populate(pg_url, agent, 0, 6)
+    _snapshot(pg_url, agent)
+    old = _cache(pg_backend, agent)
+    with Memory.open(pg_url) as mem:
+        mem.forget(RunContext.owner(agent), ids[0])
+        mem.compact(RunContext.owner(agent))
+    assert _cache(pg_backend, agent) != old
+    assert old is not None and b"Option 0." not in (_cache(pg_backend, agent) or b"")
+    cache = pg_backend.cache(agent, "catalog")
+    assert cache is not None
+    cache.replace([old])  # an old snapshot put back by hand
+    live = [i for i, _, _ in _snapshot(pg_url, agent)]
+    assert ids[0] not in live and sorted(live) == sorted(ids[1:])
