@@ -154,3 +154,13 @@ def test_upgrade_refuses_a_superuser_as_the_application_role(pg_server: str) -> 
         )
         assert result.exit_code != 0
         assert "superuser or has BYPASSRLS" in result.output
+
+
+def test_upgrade_as_a_role_that_may_not_create_tables_fails_in_one_line(
+    app_db: tuple[str, str],
+) -> None:
+    _, app_url = app_db
+    result = CliRunner().invoke(main, ["--data", app_url, "db", "upgrade"])
+    assert result.exit_code != 0
+    assert "permission denied" in result.output or "must be owner" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1

@@ -3,6 +3,8 @@ and the application role's grants (:mod:`remem.store.postgres.schema`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from remem.cli.main import Ctx, handle_errors, main, pass_ctx
@@ -44,8 +46,7 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
       remem --data postgresql://postgres@127.0.0.1/remem db upgrade
       remem --data postgresql://app@127.0.0.1/remem db upgrade --owner-url postgresql://postgres@127.0.0.1/remem
     """
-    from remem.store.postgres.connect import connect, redact
-    from remem.store.postgres.schema import rls_effect, upgrade
+    from remem.store.postgres.connect import connect, db_error, psycopg_modules, redact
 
     data = obj.data or ""
     target = owner_url or data
@@ -53,7 +54,18 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
         raise InvalidInput(
             "db upgrade needs a PostgreSQL database: --data postgresql://... (or --owner-url)"
         )
-    with connect(target) as conn:
+    psycopg, _ = psycopg_modules()
+    try:
+        _upgrade(connect(target), data, owner_url, app_role)
+    except psycopg.Error as exc:
+        raise db_error(exc, target) from None
+    click.echo(f"ready: remem serve --data {redact(data or target)}")
+
+
+def _upgrade(conn: Any, data: str, owner_url: str | None, app_role: str | None) -> None:
+    from remem.store.postgres.schema import rls_effect, upgrade
+
+    with conn:
         if app_role is None and owner_url and data.startswith(("postgresql://", "postgres://")):
             app_role = _user_of(data)
             owner = conn.execute("SELECT current_user").fetchone()[0]
@@ -62,7 +74,6 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
             click.echo(line)
         conn.commit()
         click.echo(rls_effect(conn, app_role))
-    click.echo(f"ready: remem serve --data {redact(data or target)}")
 
 
 def _user_of(url: str) -> str | None:

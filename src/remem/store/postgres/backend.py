@@ -20,7 +20,7 @@ from remem.errors import Conflict, NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
 from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
-from remem.store.postgres.connect import Pool, redact
+from remem.store.postgres.connect import Pool, db_error, redact
 from remem.store.postgres.events import PgEventLog
 from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, check_version
 from remem.store.postgres.traces import PgTraceLog
@@ -37,6 +37,9 @@ class PgBackend:
         try:
             with self.pool.connection() as conn:
                 check_version(conn, self.url)
+        except self.pool.errors as exc:
+            self.pool.close()
+            raise db_error(exc, self.url) from None
         except BaseException:
             self.pool.close()
             raise
