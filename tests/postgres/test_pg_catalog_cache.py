@@ -12,6 +12,7 @@ import pytest
 from remem import Memory, RunContext
 from remem.app import agent_state as agentlog_module
 from remem.store.catalog import CatalogState
+from remem.store.postgres import events as pg_events
 from remem.store.postgres.backend import PgBackend
 from remem.testing import postgres_server
 
@@ -54,9 +55,17 @@ def _cache(backend: PgBackend, agent: str) -> bytes | None:
         return None if body is None else bytes(body)
 
 
+@pytest.mark.parametrize("prefetch_after", [32, 0], ids=["by-scope", "prefetched"])
 def test_a_reopen_resumes_from_the_snapshot_and_a_stale_one_is_caught_up(
-    pg_url: str, pg_backend: PgBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pg_url: str,
+    pg_backend: PgBackend,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    prefetch_after: int,
 ) -> None:
+    """Resumed, the listing reads each scope by position: one read per scope, or (past
+    PREFETCH_AFTER misses) every event of the agent in one read; the same notes either way."""
+    monkeypatch.setattr(pg_events, "PREFETCH_AFTER", prefetch_after)
     agent = postgres_server.agent_for(tmp_path)
     _populate(pg_url, agent, 0, 12)
     expected = _snapshot(pg_url, agent)  # a full scan: writes the snapshot

@@ -32,6 +32,8 @@ from remem.store.postgres.connect import Pool, db_error
 #: a round trip per scope made a 2,000-scope listing take seconds). Beyond it, the rest
 #: is read from the database. Dropped with everything else on a rewrite (compaction).
 TEXT_CACHE_BYTES = 256 * 1024 * 1024
+#: Reads by position that missed the kept texts before the rest is read in one go.
+PREFETCH_AFTER = 32
 
 _NEW = (
     "SELECT a.generation, a.last_seq, e.data FROM remem_agents a LEFT JOIN remem_events e "
@@ -62,6 +64,8 @@ class PgEventLog:
         self._staged: dict[int, Event] = {}
         self._texts: dict[int, str] = {}  # seq -> the event's JSON, read or written here
         self._text_bytes = 0
+        self._misses = 0  # reads by position the kept texts did not answer
+        self._prefetched = False
         self._txn: _PgTxn | None = None
         self._owner = 0  # the thread holding the transaction
 
@@ -104,6 +108,19 @@ class PgEventLog:
         self._read = max([self._read, *(int(d["seq"]) for d in records)])
         return records, reset
 
+    def _prefetch(self) -> None:
+        """Keep every event's JSON in one read (the reads by position of a whole listing
+        after resuming from a snapshot would otherwise cost a round trip per scope)."""
+        self._prefetched = True
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT seq, data FROM remem_events WHERE agent = %s AND seq <= %s",
+                (self.agent, self._read),
+            ).fetchall()
+        for seq, text in rows:
+            if int(seq) not in self._texts:
+                self.keep_text(int(seq), text)
+
     def keep_text(self, seq: int, text: str) -> None:
         """Keep an event's JSON for :meth:`read_at` (within :data:`TEXT_CACHE_BYTES`)."""
         if self._text_bytes + len(text) <= TEXT_CACHE_BYTES:
@@ -112,6 +129,7 @@ class PgEventLog:
 
     def forget_texts(self) -> None:
         self._texts, self._text_bytes = {}, 0
+        self._misses, self._prefetched = 0, False
 
     def read_new(self) -> Batch:
         with self._reading() as conn:
@@ -137,6 +155,11 @@ class PgEventLog:
             if text is not None:
                 found[seq] = from_dict(orjson.loads(text))
         wanted = [p for p in positions if p not in found]
+        if wanted and not self._prefetched:
+            self._misses += 1
+            if self._misses > PREFETCH_AFTER:
+                self._prefetch()
+                return self.read_at(positions)
         if wanted:
             with self._reading() as conn:
                 rows = conn.execute(
