@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["RemoteMemory"]
 
@@ -353,6 +354,18 @@ class RemoteMemory:
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         result: builtins.list[Written] = self._call("writes", ctx, run_id=run_id)
+        return result
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        result: builtins.list[dict[str, Any]] = self._call("tool_specs", ctx, style=style)
+        return result
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        result: ToolResult = self._call("run_tool", ctx, name=name, arguments=arguments)
         return result
 
     def tags(self, ctx: RunContext) -> dict[str, int]:

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["LocalMemory"]
 
@@ -212,6 +213,22 @@ class LocalMemory:
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         return reading.writes(self.engine.kernel(ctx), run_id)
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # an envelope the host may not assert raises, as anywhere
+        return dispatch.tool_specs(self, ctx, style)
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # the host's error, not the model's: raised, not rendered
+        return dispatch.run_tool(self, ctx, name, arguments)
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         return reading.tags(self.engine.kernel(ctx))

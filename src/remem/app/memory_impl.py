@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["MemoryImpl"]
 
@@ -150,6 +151,14 @@ class MemoryImpl(Protocol):
     def explain(self, ctx: RunContext, run_id: str) -> Trace: ...
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]: ...
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult: ...
 
     def tags(self, ctx: RunContext) -> dict[str, int]: ...
 

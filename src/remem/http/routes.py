@@ -33,6 +33,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.schema import from_json, to_json
+from remem.tools.result import ToolResult
 
 #: JSON types of body fields and query parameters: name → (Python types, JSON Schema).
 TYPES: dict[str, tuple[tuple[type, ...], dict[str, Any]]] = {
@@ -289,6 +290,23 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.undo_run(c, a["run_id"]),
     ),
     Route("tags", "GET", "/tags", dict[str, int], lambda m, c, a: m.tags(c)),
+    Route(
+        "tool_specs",
+        "GET",
+        "/tools",
+        list[dict[str, Any]],
+        lambda m, c, a: m.tool_specs(c, style=a["style"]),
+        query={"style": ("str", "openai")},
+    ),
+    Route(
+        "run_tool",
+        "POST",
+        "/tools/call",
+        ToolResult,
+        lambda m, c, a: m.run_tool(c, a["name"], a["arguments"]),
+        body={"name": ("any", REQUIRED), "arguments": ("any", None)},
+        idempotent=True,
+    ),
     Route("pending", "GET", "/pending", list[Note], lambda m, c, a: m.pending(c)),
     Route(
         "approve",

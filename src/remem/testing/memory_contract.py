@@ -44,6 +44,7 @@ from remem.testing.memory_cases_changes import ChangeCases
 from remem.testing.memory_cases_formation import FormationCases
 from remem.testing.memory_cases_notes import NoteCases
 from remem.testing.memory_cases_policy import PolicyCases
+from remem.testing.memory_cases_tools import ToolCases
 from remem.testing.memory_world import CONFLICT, DENIED, NOT_FOUND, OK
 
 _CHANGE = frozenset({OK, DENIED, NOT_FOUND, CONFLICT})
@@ -96,6 +97,9 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "trash_agent": _GUARDED,
     "close": frozenset({OK}),
     "for_principal": _GUARDED,
+    # Refusals come back as results (``is_error``), not raised: success is the outcome.
+    "tool_specs": frozenset({OK}),
+    "run_tool": frozenset({OK}),
 }
 #: Public methods with no case of their own, and why.
 EXEMPT = {"open": "every case's Memory comes from the backend's memory_factory"}
@@ -138,7 +142,7 @@ def missing_cases(cls: type) -> dict[str, Any]:
     return {k: v for k, v in report.items() if v}
 
 
-class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases):
+class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases, ToolCases):
     """The Memory-level contract; see the module docstring for how to run it."""
 
     def test_every_public_method_has_its_cases(self) -> None:
