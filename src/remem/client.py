@@ -365,7 +365,11 @@ class RemoteMemory:
     def run_tool(
         self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
     ) -> ToolResult:
-        result: ToolResult = self._call("run_tool", ctx, name=name, arguments=arguments)
+        try:
+            sent = _plain(arguments)
+        except TypeError:
+            raise InvalidInput("tool arguments are JSON values (the model's parsed call)") from None
+        result: ToolResult = self._call("run_tool", ctx, name=name, arguments=sent)
         return result
 
     def tags(self, ctx: RunContext) -> dict[str, int]:

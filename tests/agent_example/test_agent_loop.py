@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from agent_example.scripted_model import model_server, requests
-from remem import Memory, RunContext, Status
+from remem import InvalidInput, Memory, RunContext, Status
 
 AGENT = "yuko"
 BOB, CAROL = "discord:bob", "discord:carol"
@@ -102,6 +102,10 @@ def test_the_loop_runs_against_a_remem_service(
             assert turn.chip == example.CHIP and turn.tool_calls[0][2] is False
             (note,) = remote.list(dm())
             assert note.text == "Prefers rooibos." and note.source.via == "tool"
+            with pytest.raises(InvalidInput, match="JSON values"):
+                remote.run_tool(dm(), "recall", {"query": b"bytes"})  # type: ignore[dict-item]
+            odd = remote.run_tool(dm(), "recall", ["not", "an", "object"])  # type: ignore[arg-type]
+            assert odd.is_error and odd.code == "invalid_arguments"  # as in-process
 
 
 def test_the_example_runs_from_the_command_line(base_url: str, data_dir: Path) -> None:
