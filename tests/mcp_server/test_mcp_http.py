@@ -138,8 +138,14 @@ def test_a_missing_or_bad_token_is_401_with_the_resource_metadata(
     assert document["resource"] == server.url + "/mcp"
 
 
-def test_a_foreign_host_header_is_refused(server: Server, token: str) -> None:
-    """DNS rebinding protection: only the allowed hosts reach the MCP transport."""
+@pytest.mark.parametrize(
+    ("header", "status"),
+    [({"Host": "evil.example:80"}, 421), ({"Origin": "http://evil.example"}, 403)],
+)
+def test_a_foreign_host_or_origin_is_refused(
+    server: Server, token: str, header: dict[str, str], status: int
+) -> None:
+    """DNS rebinding protection: only the allowed hosts and origins reach the transport."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     request = urllib.request.Request(
         server.url + "/mcp",
@@ -148,10 +154,10 @@ def test_a_foreign_host_header_is_refused(server: Server, token: str) -> None:
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             "Authorization": f"Bearer {token}",
-            "Host": "evil.example:80",
+            **header,
         },
         method="POST",
     )
     with pytest.raises(urllib.error.HTTPError) as failed:
         urllib.request.urlopen(request, timeout=30)
-    assert failed.value.code == 421
+    assert failed.value.code == status
