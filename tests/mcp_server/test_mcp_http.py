@@ -98,9 +98,10 @@ def test_every_request_needs_an_envelope_the_token_covers(server: Server, token:
 
     async def go() -> None:
         async with client(server, token) as mcp:
-            with pytest.raises(MCPError, match="_meta") as missing:
-                await mcp.list_tools()
-            assert missing.value.code == -32602
+            for request in (mcp.list_tools(), mcp.list_prompts()):
+                with pytest.raises(MCPError, match="_meta") as missing:
+                    await request
+                assert missing.value.code == -32602
             for outside in (other_agent, slack):
                 with pytest.raises(MCPError) as denied:
                     await mcp.call_tool("recall", {}, meta=envelope(outside))

@@ -83,6 +83,8 @@ class _Handlers:
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        # Nothing of memory is read, but the envelope is still checked: every request is.
+        await _call(self.resolve, ctx, lambda run, mem: None)
         argument = types.PromptArgument(
             name="message", description="The member's message the memory is for.", required=False
         )
