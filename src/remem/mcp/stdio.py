@@ -16,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from remem.context import RunContext
+from remem.errors import InvalidInput
 from remem.mcp.server import build_server
 from remem.service import Memory
 
@@ -24,8 +25,6 @@ def launch_envelope(
     agent: str, *, dm: str | None = None, user: str | None = None, owner: bool = False
 ) -> RunContext:
     """The one envelope a stdio server acts in (``InvalidInput`` for an incomplete one)."""
-    from remem.errors import InvalidInput
-
     if owner:
         if dm is not None or user is not None:
             raise InvalidInput("--owner runs as the owner: leave out --dm and --user")

@@ -34,6 +34,7 @@ from remem.errors import (
     Unauthenticated,
 )
 from remem.recall.render import quote as inert
+from remem.runwrites import Written
 from remem.tools.arguments import check_arguments
 from remem.tools.result import ToolResult
 from remem.tools.specs import STYLES, ToolDef, offered, render
@@ -109,7 +110,7 @@ def _refusal(impl: MemoryImpl, ctx: RunContext, code: str, text: str) -> ToolRes
     return ToolResult(text, True, code, (), _writes(impl, ctx))
 
 
-def _writes(impl: MemoryImpl, ctx: RunContext) -> tuple[Any, ...]:
+def _writes(impl: MemoryImpl, ctx: RunContext) -> tuple[Written, ...]:
     return tuple(impl.writes(ctx, ctx.run_id))
 
 
