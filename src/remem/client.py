@@ -206,10 +206,19 @@ class RemoteMemory:
         return result
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         result: PolicyChange = self._call(
-            "set_my_preferences", ctx, inferred=inferred, cross_channel=cross_channel
+            "set_my_preferences",
+            ctx,
+            inferred=inferred,
+            cross_channel=cross_channel,
+            tool_writes=tool_writes,
         )
         return result
 

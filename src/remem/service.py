@@ -245,10 +245,19 @@ class Memory:
         return self._impl.channel_policy(ctx, channel)
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
-        """The speaker's choices about memory of themselves; effective immediately."""
-        return self._impl.set_my_preferences(ctx, inferred=inferred, cross_channel=cross_channel)
+        """The speaker's choices about memory of themselves; effective immediately.
+        ``tool_writes="review"``: what a model writes with a memory tool in the speaker's
+        turns waits for their review (``"announce"``: back to the policy's choice)."""
+        return self._impl.set_my_preferences(
+            ctx, inferred=inferred, cross_channel=cross_channel, tool_writes=tool_writes
+        )
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         """Notes awaiting review that ``ctx`` may review (a person: those about them)."""

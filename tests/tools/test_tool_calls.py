@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from remem import Denied, Memory, Rejected, RememError, RunContext, Status, StoreError
+from remem import (
+    Denied,
+    InvalidInput,
+    Memory,
+    Rejected,
+    RememError,
+    RunContext,
+    Status,
+    StoreError,
+)
 from remem.tools import ToolResult
 
 AGENT = "yuko"
@@ -71,6 +80,22 @@ def test_tool_writes_wait_for_review_when_policy_says_so(data_dir: Path) -> None
         assert not result.is_error and result.text.startswith("saved for review")
         (note,) = mem.pending(dm())
         assert note.status is Status.PENDING and result.writes[0].note.id == note.id
+
+
+def test_a_participant_may_require_review_of_tool_writes_in_their_turns(mem: Memory) -> None:
+    change = mem.set_my_preferences(dm(), tool_writes="review")
+    assert change.stored == {"tool_writes": "review"}
+    held = mem.run_tool(dm(), "remember", {"fact": "Prefers oolong."})
+    assert held.text.startswith("saved for review") and held.notices[0].startswith("I'd like")
+    assert [n.text for n in mem.pending(dm())] == ["Prefers oolong."]
+    policy = mem.effective_policy(dm())["values"]
+    assert policy["my_tool_writes"] == {"value": "review", "layer": "participant"}
+    carols = mem.run_tool(dm(CAROL), "remember", {"fact": "Prefers mint."})  # only Bob chose
+    assert carols.text.startswith("remembered")
+    mem.set_my_preferences(dm(), tool_writes="announce")
+    assert mem.run_tool(dm(), "remember", {"fact": "Prefers chai."}).text.startswith("remembered")
+    with pytest.raises(InvalidInput, match="tool_writes must be"):
+        mem.set_my_preferences(dm(), tool_writes="never")
 
 
 def test_the_default_announces_tool_writes_though_inferred_memory_is_reviewed(

@@ -78,10 +78,17 @@ class LocalMemory:
         return settings.channel_policy(self.engine.kernel(ctx), channel)
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         k = self.engine.kernel(ctx)
-        return settings.set_my_preferences(k, inferred=inferred, cross_channel=cross_channel)
+        return settings.set_my_preferences(
+            k, inferred=inferred, cross_channel=cross_channel, tool_writes=tool_writes
+        )
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         return review.pending(self.engine.kernel(ctx))

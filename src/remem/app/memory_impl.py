@@ -60,7 +60,12 @@ class MemoryImpl(Protocol):
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]: ...
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange: ...
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]: ...

@@ -363,9 +363,16 @@ ROUTES: builtins.list[Route] = [
         "/preferences",
         PolicyChange,
         lambda m, c, a: m.set_my_preferences(
-            c, inferred=a["inferred"], cross_channel=a["cross_channel"]
+            c,
+            inferred=a["inferred"],
+            cross_channel=a["cross_channel"],
+            tool_writes=a["tool_writes"],
         ),
-        body={"inferred": ("bool?", None), "cross_channel": ("bool?", None)},
+        body={
+            "inferred": ("bool?", None),
+            "cross_channel": ("bool?", None),
+            "tool_writes": ("str?", None),
+        },
     ),
     Route(
         "effective_policy", "GET", "/policy", dict[str, Any], lambda m, c, a: m.effective_policy(c)

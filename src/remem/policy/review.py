@@ -7,7 +7,7 @@ use cases are in :mod:`remem.app.review`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from remem.context import RunContext
@@ -26,18 +26,27 @@ def review_action(note: Note) -> Action:
 
 
 def initial_status(
-    ctx: RunContext, scope: Scope, basis: Basis, limits: Limits, via: str | None = None
+    ctx: RunContext,
+    scope: Scope,
+    basis: Basis,
+    limits: Limits,
+    via: str | None = None,
+    speaker: Mapping[str, Any] | None = None,
 ) -> Status:
     """``pending`` when any review rule applies (stricter wins), else ``active``.
 
     A note a model wrote with a memory tool (``via`` ``"tool"``) follows ``tool_writes``
     instead of ``inferred``'s review: the write is announced (its receipt is the chip the
-    member sees), so ``announce`` keeps it active; ``inferred = "off"`` and a person's
-    choice not to have things inferred still refuse it (:func:`screen_write`)."""
+    member sees), so ``announce`` keeps it active, unless the speaker chose
+    ``tool_writes = "review"`` for themselves (``speaker``: their stored choices);
+    ``inferred = "off"`` and a person's choice not to have things inferred still refuse
+    it (:func:`screen_write`)."""
     if scope is Scope.AGENT and ctx.role.is_system and limits.agent_writes == "review":
         return Status.PENDING
     if via == VIA_TOOL:
-        return Status.PENDING if limits.tool_writes == "review" else Status.ACTIVE
+        chosen = (speaker or {}).get("tool_writes")
+        held = limits.tool_writes == "review" or chosen == "review"
+        return Status.PENDING if held else Status.ACTIVE
     if basis is Basis.INFERRED:
         mode = limits.inferred
         if mode == "auto" or (mode.startswith("evidence:") and inferred_rank(mode)[1] <= 1):

@@ -48,3 +48,6 @@ class ToolCases:
             absent = w.mem.run_tool(w.member(), "remember", {"fact": "Likes chess."})
             assert absent.is_error and absent.code == "unknown_tool"
             assert w.mem.list(w.owner(), status=None) == [w.mem.get(w.owner(), note.id)]
+            w.mem.set_my_preferences(ctx, tool_writes="review")  # the member's own choice
+            held = w.mem.run_tool(ctx, "remember", {"fact": "Prefers rooibos."})
+            assert [n.text for n in w.mem.pending(ctx)] == ["Prefers rooibos."], held
