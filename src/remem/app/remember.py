@@ -211,9 +211,7 @@ def plan_remember(
     screen_write(
         text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id, state.preferences
     )
-    _check_subject(subject)
-    if not isinstance(pinned, bool):
-        raise InvalidInput("pinned must be True or False")
+    _check_subject(subject, pinned)
     parsed_tags = _tags(tags)
     # Every stored free-text field is screened for credentials, not only the text.
     check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
@@ -226,12 +224,7 @@ def plan_remember(
         text=text,
         basis=parsed_basis,
         status=initial_status(
-            ctx,
-            parsed_scope,
-            parsed_basis,
-            limits,
-            parsed_source.via,
-            state.preferences.get(ctx.actor or ""),
+            ctx, parsed_scope, parsed_basis, limits, parsed_source.via, state.preferences
         ),
         subject=subject,
         tags=parsed_tags,
@@ -254,12 +247,15 @@ def _ids(k: Kernel, key: str | None) -> tuple[str, dict[str, Any]]:
     return keyed_id(key, "note", "remember"), envelope
 
 
-def _check_subject(subject: str | None) -> None:
+def _check_subject(subject: str | None, pinned: bool) -> None:
+    """``InvalidInput`` for a subject that is not a dotted key, or a non-bool ``pinned``."""
     if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
         raise InvalidInput(
             f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
             "'user.language' (up to 80 characters)"
         )
+    if not isinstance(pinned, bool):
+        raise InvalidInput("pinned must be True or False")
 
 
 def _grant(

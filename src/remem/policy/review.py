@@ -31,20 +31,21 @@ def initial_status(
     basis: Basis,
     limits: Limits,
     via: str | None = None,
-    speaker: Mapping[str, Any] | None = None,
+    preferences: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Status:
     """``pending`` when any review rule applies (stricter wins), else ``active``.
 
     A note a model wrote with a memory tool (``via`` ``"tool"``) follows ``tool_writes``
     instead of ``inferred``'s review: the write is announced (its receipt is the chip the
     member sees), so ``announce`` keeps it active, unless the speaker chose
-    ``tool_writes = "review"`` for themselves (``speaker``: their stored choices);
+    ``tool_writes = "review"`` for their turns (``preferences``: each participant's
+    stored choices);
     ``inferred = "off"`` and a person's choice not to have things inferred still refuse
     it (:func:`screen_write`)."""
     if scope is Scope.AGENT and ctx.role.is_system and limits.agent_writes == "review":
         return Status.PENDING
     if via == VIA_TOOL:
-        chosen = (speaker or {}).get("tool_writes")
+        chosen = (preferences or {}).get(ctx.actor or "", {}).get("tool_writes")
         held = limits.tool_writes == "review" or chosen == "review"
         return Status.PENDING if held else Status.ACTIVE
     if basis is Basis.INFERRED:
