@@ -22,7 +22,6 @@ from remem.e2ee import (
     slot_key,
 )
 
-
 VECTORS: dict[str, Any] = json.loads(
     resources.files("remem").joinpath("e2ee_vectors.json").read_text(encoding="utf-8")
 )

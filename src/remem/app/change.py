@@ -82,6 +82,7 @@ def correct(k: Kernel, note_id: str, text: str, *, if_version: int | None = None
     """Replace a note's text; the old text stays in ``history`` (until forgotten)."""
     text = canonical_text(text)  # the same stored form as remember()
     check_note_text(text, max_chars=k.limits().max_note_chars)
+    k.require_plaintext()
 
     def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
         if note.text == text:

@@ -344,6 +344,7 @@ def remember(
     """``Memory.remember``: plan and write under the writer lock; returns the note. Inside
     :func:`remem.app.idempotency.idempotent`, the note and event ids come from its seed."""
     key = current_seed()  # here, in the caller's thread: the build may run on another
+    k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
     return commit_plan(
         k,
         lambda state: plan_remember(
