@@ -64,6 +64,7 @@ MAX_FACT_CHARS = 280
 NONCE_BYTES = 12
 TAG_BYTES = 16
 KEY_BYTES = 32
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
 #: How many times :class:`DmMemory` reloads and re-applies a change after a ``Conflict``.
 WRITE_ATTEMPTS = 5
 
@@ -120,8 +121,8 @@ def associated_data(agent: str, thread: str, version: int) -> bytes:
 
 
 def clamp(items: object) -> list[str]:
-    """The facts a reader keeps from a decrypted list: its strings that are not blank,
-    the first :data:`MAX_FACTS`, each cut to :data:`MAX_FACT_CHARS` code points.
+    """The facts a reader keeps from a decrypted list: its strings that are not blank
+    (ASCII whitespace only: a definition the page's reader shares exactly), the first :data:`MAX_FACTS`, each cut to :data:`MAX_FACT_CHARS` code points.
     ``Rejected`` (reason ``not_a_slot``) when the plaintext is not a list."""
     if not isinstance(items, list):
         raise Rejected(
@@ -129,7 +130,7 @@ def clamp(items: object) -> list[str]:
             "or hostile client (nothing of it is used)",
             reason="not_a_slot",
         )
-    facts = [item for item in items if isinstance(item, str) and item.strip()]
+    facts = [item for item in items if isinstance(item, str) and item.strip(_ASCII_SPACE)]
     return [fact[:MAX_FACT_CHARS] for fact in facts[:MAX_FACTS]]
 
 
