@@ -122,7 +122,8 @@ def associated_data(agent: str, thread: str, version: int) -> bytes:
 
 def clamp(items: object) -> list[str]:
     """The facts a reader keeps from a decrypted list: its strings that are not blank
-    (ASCII whitespace only: a definition the page's reader shares exactly), the first :data:`MAX_FACTS`, each cut to :data:`MAX_FACT_CHARS` code points.
+    (ASCII whitespace only: a definition the page's reader shares exactly), the first
+    :data:`MAX_FACTS`, each cut to :data:`MAX_FACT_CHARS` code points.
     ``Rejected`` (reason ``not_a_slot``) when the plaintext is not a list."""
     if not isinstance(items, list):
         raise Rejected(

@@ -41,6 +41,7 @@ class DmSlot:
 def _thread(k: Kernel) -> str:
     """The run's DM thread (its channel), once the ``dm_slot`` rule allows the run."""
     thread = k.ctx.channel
+    k.state()  # the channel's policy as of now
     k.require_e2ee_rule(Action.DM_SLOT)
     assert thread is not None  # the rule admits only runs in a channel
     return thread

@@ -234,7 +234,7 @@ class Kernel:
     def require_e2ee_rule(self, action: Action, consequence: str = "") -> None:
         """``Denied`` unless the rule of encrypted DM memory for ``action`` (``DM_SLOT``,
         ``PLAINTEXT``; see :mod:`remem.policy.e2ee_rules`) allows this run, judged with
-        whether its channel's policy (as of now) marks it ``e2ee``."""
+        whether its channel's policy marks it ``e2ee`` (see :meth:`channel_e2ee`)."""
         channel = self.ctx.channel
         e2ee = self.channel_e2ee()
         engine = self.engine
@@ -249,12 +249,11 @@ class Kernel:
         require(decision, consequence)
 
     def channel_e2ee(self) -> bool:
-        """Whether this run's channel policy (as of now) marks it end-to-end encrypted."""
+        """Whether this run's channel policy marks it end-to-end encrypted, in the state
+        as last read (the use cases check it after their read or under the writer lock;
+        reading here would index new notes before a batch of writes is done)."""
         channel = self.ctx.channel
-        if channel is None:
-            return False
-        self.state()  # the channel's policy as of now
-        return self.limits(channel).e2ee
+        return channel is not None and self.limits(channel).e2ee
 
     def require_plaintext(self) -> None:
         """``Denied`` (rule ``e2ee_plaintext``) when this run's channel is marked ``e2ee``:

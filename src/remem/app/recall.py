@@ -31,9 +31,9 @@ def recall(
         raise InvalidInput("max_chars must be a non-negative integer")
     check_optional_id(tag, "tag")
     k.require_envelope(Action.ACCESS)
+    state = k.state()
     if query.strip():  # a query is message text: not in the clear from an e2ee channel
         k.require_plaintext()
-    state = k.state()
     return run_recall(
         k.agent,
         state,

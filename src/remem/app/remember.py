@@ -187,6 +187,7 @@ def plan_remember(
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
     resolved_id, limits, plain_source = _grant(k, state, parsed_scope, scope_id)
+    k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
     if parsed_kind is Kind.PROCEDURE:
         k.require_envelope(Action.WRITE_PROCEDURE)
     screen_write(
@@ -344,7 +345,6 @@ def remember(
     """``Memory.remember``: plan and write under the writer lock; returns the note. Inside
     :func:`remem.app.idempotency.idempotent`, the note and event ids come from its seed."""
     key = current_seed()  # here, in the caller's thread: the build may run on another
-    k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
     return commit_plan(
         k,
         lambda state: plan_remember(

@@ -54,13 +54,14 @@ class E2eeCases:
         with World(memory_factory) as w:
             dm = w.dm()
             assert dm.channel is not None
-            w.mem.remember(dm, "Prefers tea.")  # before the mark: plaintext is allowed
+            tea = w.mem.remember(dm, "Prefers tea.")  # before the mark: plaintext is allowed
             change = w.mem.set_channel_policy(w.owner(), dm.channel, e2ee=True)
             assert change.stored == {"e2ee": True}
             assert w.mem.limits(dm, dm.channel).e2ee is True
             refusals = [
                 lambda: w.mem.remember(dm, "Lives in Lisbon."),
                 lambda: w.mem.remember(dm, "Lives in Lisbon.", scope="user"),
+                lambda: w.mem.correct(dm, tea.id, "Lives in Lisbon."),
                 lambda: w.mem.learn(
                     dm, [{"author": w.BOB, "role": "member", "text": "I live in Lisbon."}]
                 ),
