@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
@@ -138,7 +140,7 @@ class RemoteMemory:
                         f"cannot reach the remem service at {self._parts.netloc}: {exc}",
                         applied=None,
                     ) from None
-        return response.status, json.loads(data) if data else None
+        return response.status, orjson.loads(data) if data else None
 
     def _call(self, method: str, ctx: RunContext | None, /, **values: Any) -> Any:
         route = BY_NAME[method]

@@ -158,6 +158,7 @@ def _change(method: str) -> Route:
         Note,
         lambda m, c, a: getattr(m, method)(c, a["note_id"], if_version=a.if_version),
         if_match=True,
+        idempotent=True,
     )
 
 
@@ -226,6 +227,7 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.correct(c, a["note_id"], a["text"], if_version=a.if_version),
         body={"text": ("str", REQUIRED)},
         if_match=True,
+        idempotent=True,
     ),
     Route(
         "move",
@@ -237,6 +239,7 @@ ROUTES: builtins.list[Route] = [
         ),
         body={"scope": ("str", REQUIRED), "scope_id": ("str?", None)},
         if_match=True,
+        idempotent=True,
     ),
     *(_change(name) for name in ("forget", "disable", "enable", "pin", "unpin")),
     Route(
