@@ -188,3 +188,16 @@ def test_an_e2ee_dm_keeps_its_memory_in_the_slot_only(mem: Memory, tmp_path: Pat
     host = RunContext.system(AGENT, Role.CRON, channel=DM_ALICE)
     assert DmMemory(mem, host, DM_KEY).facts() == ["Canary-e2ee lives in Porto."]
     assert "Canary-e2ee" not in files_text(tmp_path / "data")
+
+
+def test_a_member_session_reaches_its_own_slot_only(mem: Memory) -> None:
+    """The scratchpad runs as the member's session: its own DM's slot, no other."""
+    from remem import MemberSession
+
+    DmMemory(mem, alice(), DM_KEY).remember("Prefers tea.")
+    session = MemberSession(ALICE, AGENT, DM_ALICE)
+    view = mem.for_principal(session)
+    assert DmMemory(view, session.envelope(), DM_KEY).facts() == ["Prefers tea."]
+    with pytest.raises(Denied) as caught:
+        view.dm_slot(RunContext.dm(AGENT, DM_BOB, BOB))
+    assert caught.value.rule == "member_session"
