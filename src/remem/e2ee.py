@@ -51,6 +51,8 @@ __all__ = [
     "DmMemory",
     "associated_data",
     "clamp",
+    "decode_b64url",
+    "encode_b64url",
     "open_blob",
     "render_facts",
     "seal",
@@ -135,11 +137,13 @@ def clamp(items: object) -> list[str]:
     return [fact[:MAX_FACT_CHARS] for fact in facts[:MAX_FACTS]]
 
 
-def _b64url(data: bytes) -> str:
+def encode_b64url(data: bytes) -> str:
+    """``data`` as base64url without padding (the form of blobs, keys and nonces)."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
-def _unb64url(text: str) -> bytes:
+def decode_b64url(text: str) -> bytes:
+    """The bytes of base64url text, with or without padding (``binascii.Error`` else)."""
     if not isinstance(text, str) or not text.isascii():
         raise binascii.Error("not base64url text")
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
@@ -162,7 +166,7 @@ def seal(
     sealed = aesgcm(_bytes(key, "the slot key", KEY_BYTES)).encrypt(
         nonce, plaintext, associated_data(agent, thread, version)
     )
-    return _b64url(nonce + sealed)
+    return encode_b64url(nonce + sealed)
 
 
 def open_blob(key: bytes, blob: str, *, agent: str, thread: str, version: int) -> list[str]:
@@ -173,7 +177,7 @@ def open_blob(key: bytes, blob: str, *, agent: str, thread: str, version: int) -
     invalid_tag, _, aesgcm, _ = _crypto()
     ad = associated_data(agent, thread, version)
     try:
-        raw = _unb64url(blob)
+        raw = decode_b64url(blob)
         if len(raw) < NONCE_BYTES + TAG_BYTES:
             raise ValueError("too short")
         cipher = aesgcm(_bytes(key, "the slot key", KEY_BYTES))

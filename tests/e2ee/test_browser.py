@@ -23,7 +23,7 @@ import pytest
 
 from http_server import Server, serve
 from remem import Denied, Memory, RunContext
-from remem.e2ee import MAX_FACT_CHARS, MAX_FACTS, DmMemory, _b64url, open_blob, seal, slot_key
+from remem.e2ee import MAX_FACT_CHARS, MAX_FACTS, DmMemory, encode_b64url, open_blob, seal, slot_key
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -109,7 +109,7 @@ class Page:
               const request = window.e2ee.slotRoute("", agent, headers);
               window.client = new window.e2ee.DmSlotClient({agent, thread, slotKey, request});
             }""",
-            [AGENT, ctx.channel, token, json.dumps(ctx.to_json()), key and _b64url(key)],
+            [AGENT, ctx.channel, token, json.dumps(ctx.to_json()), key and encode_b64url(key)],
         )
 
     def call(self, method: str, *args: Any) -> Any:
@@ -176,14 +176,14 @@ def test_python_and_the_browser_open_each_others_fresh_writes(page: Page) -> Non
     blob = page.js(
         """async ([key, agent, thread, facts]) =>
              window.e2ee.seal(window.e2ee.b64urlDecode(key), {agent, thread, version: 4, facts})""",
-        [_b64url(key), agent, thread, facts],
+        [encode_b64url(key), agent, thread, facts],
     )
     assert open_blob(key, blob, agent=agent, thread=thread, version=4) == facts
     sealed = seal(key, agent=agent, thread=thread, version=5, facts=["Written by Python 🐍."])
     opened = page.js(
         """async ([key, blob, agent, thread]) => window.e2ee.openBlob(
              window.e2ee.b64urlDecode(key), blob, {agent, thread, version: 5})""",
-        [_b64url(key), sealed, agent, thread],
+        [encode_b64url(key), sealed, agent, thread],
     )
     assert opened == ["Written by Python 🐍."]
 
@@ -212,7 +212,7 @@ def test_canaries_by_the_bot_and_the_page_never_reach_the_server(
     bot = DmMemory(mem, ctx, DM_KEY)
     bot.remember(bot_canary)
     key = slot_key(DM_KEY, thread)
-    page.open(f"#slot_key={_b64url(key)}")
+    page.open(f"#slot_key={encode_b64url(key)}")
     assert page.js("location.hash") == "" and "#" not in page.page.url  # gone at once
     page.client(token, ctx)
     assert page.call("load") == [bot_canary]
@@ -222,7 +222,7 @@ def test_canaries_by_the_bot_and_the_page_never_reach_the_server(
     slot = mem.dm_slot(ctx)
     stored = files_text(server.data, server.log)
     assert slot.blob and slot.blob in stored  # the scan reads the slot's own file
-    for secret in (bot_canary, page_canary, "Canary-", _b64url(key), _b64url(DM_KEY)):
+    for secret in (bot_canary, page_canary, "Canary-", encode_b64url(key), encode_b64url(DM_KEY)):
         assert secret not in stored, secret
     owner.close()
 
@@ -246,6 +246,11 @@ def test_a_409_race_between_the_page_and_the_bot(
     assert 409 in page.statuses  # the page's write at v1 lost, reloaded and re-applied
     assert page.js("window.client.version") == 3
     assert bot.facts()[-1] == "Added on the page."
+    # The page forgets one (spacing and case aside, as the bot judges); the bot sees it.
+    assert page.call("forget", "added on  the PAGE.") == bot.facts()[:2]
+    assert bot.facts() == ["Set by the bot first.", "Set by the bot while the page was open."]
+    assert page.call("remember", "set by the BOT first.") == bot.facts()  # not added twice
+    assert page.js("window.client.version") == 4
 
 
 def test_the_browser_refuses_tampered_moved_and_replayed_slots(

@@ -13,10 +13,10 @@ from remem import Rejected
 from remem.e2ee import (
     MAX_FACT_CHARS,
     MAX_FACTS,
-    _b64url,
-    _unb64url,
     associated_data,
     clamp,
+    decode_b64url,
+    encode_b64url,
     open_blob,
     seal,
     slot_key,
@@ -34,8 +34,8 @@ def test_the_vectors_are_shipped_and_name_the_format() -> None:
 
 @pytest.mark.parametrize("v", VECTORS["vectors"], ids=lambda v: v["name"])
 def test_python_reproduces_every_vector(v: dict[str, Any]) -> None:
-    key = slot_key(_unb64url(v["dm_key"]), v["thread"])
-    assert _b64url(key) == v["slot_key"]
+    key = slot_key(decode_b64url(v["dm_key"]), v["thread"])
+    assert encode_b64url(key) == v["slot_key"]
     ad = associated_data(v["agent"], v["thread"], v["version"])
     assert ad.decode("utf-8") == v["associated_data"]
     blob = seal(
@@ -44,11 +44,11 @@ def test_python_reproduces_every_vector(v: dict[str, Any]) -> None:
         thread=v["thread"],
         version=v["version"],
         facts=v["facts"],
-        nonce=_unb64url(v["nonce"]),
+        nonce=decode_b64url(v["nonce"]),
     )
     assert blob == v["blob"]
     assert "=" not in blob and "+" not in blob and "/" not in blob
-    assert _unb64url(blob)[:12] == _unb64url(v["nonce"])
+    assert decode_b64url(blob)[:12] == decode_b64url(v["nonce"])
     facts = open_blob(key, v["blob"], agent=v["agent"], thread=v["thread"], version=v["version"])
     assert facts == v["facts"]
 
@@ -57,7 +57,7 @@ def test_python_reproduces_every_vector(v: dict[str, Any]) -> None:
 def test_python_refuses_every_refused_vector(v: dict[str, Any]) -> None:
     with pytest.raises(Rejected) as caught:
         open_blob(
-            _unb64url(v["slot_key"]),
+            decode_b64url(v["slot_key"]),
             v["blob"],
             agent=v["agent"],
             thread=v["thread"],
@@ -69,7 +69,7 @@ def test_python_refuses_every_refused_vector(v: dict[str, Any]) -> None:
 def test_the_refused_vectors_differ_from_a_good_one_in_one_thing_only() -> None:
     """Each refusal is for the reason its name gives: the good vector opens."""
     good = VECTORS["vectors"][0]
-    key = _unb64url(good["slot_key"])
+    key = decode_b64url(good["slot_key"])
     for v in VECTORS["refused"]:
         assert v["slot_key"] == good["slot_key"]
         changed = [k for k in ("agent", "thread", "version", "blob") if v[k] != good[k]]
@@ -80,7 +80,7 @@ def test_the_refused_vectors_differ_from_a_good_one_in_one_thing_only() -> None:
 @pytest.mark.parametrize("v", VECTORS["clamped"], ids=lambda v: v["name"])
 def test_python_reclamps_an_oversized_slot(v: dict[str, Any]) -> None:
     facts = open_blob(
-        _unb64url(v["slot_key"]),
+        decode_b64url(v["slot_key"]),
         v["blob"],
         agent=v["agent"],
         thread=v["thread"],

@@ -150,6 +150,12 @@ export function slotRoute(base, agent, headers = {}) {
   };
 }
 
+/** Whether two facts say the same, spacing and case aside (as the bot's side judges). */
+export function sameFact(a, b) {
+  const norm = (s) => s.split(/\s+/).filter(Boolean).join(" ").toLowerCase();
+  return norm(a) === norm(b);
+}
+
 /** One DM's encrypted memory as the page holds it: the facts and the version they were
  * read at (what the page shows), written whole at that version; on 409 it reloads and
  * re-applies the change. `request(method, body, ifVersion)` → {status, data}. */
@@ -219,13 +225,16 @@ export class DmSlotClient {
 
   remember(fact) {
     return this.update((facts) => {
-      if (facts.includes(fact)) return null;
+      if (facts.some((f) => sameFact(f, fact))) return null;
       if (facts.length >= MAX_FACTS) throw new SlotError(`the slot holds ${MAX_FACTS} facts; forget one first`, "slot_full");
       return [...facts, fact];
     });
   }
 
   forget(fact) {
-    return this.update((facts) => (facts.includes(fact) ? facts.filter((f) => f !== fact) : null));
+    return this.update((facts) => {
+      const kept = facts.filter((f) => !sameFact(f, fact));
+      return kept.length === facts.length ? null : kept;
+    });
   }
 }
