@@ -40,6 +40,7 @@ from typing import Any, Union
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
 from remem.app.subscription import Change
 from remem.context import RunContext
@@ -443,6 +444,7 @@ for _cls in (
     TornTail,
     Change,
     ToolResult,
+    DmSlot,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

@@ -99,6 +99,7 @@ def write_policy(data_dir: Path, text: str) -> None:
         ),
         ('[memory]\ninferred = "off"\n', {}, ["forget", "recall"], ["recall"]),
         ("", {"memory": False}, [], ["recall"]),
+        ("", {"e2ee": True}, [], ["recall"]),  # its memory is the encrypted slot
         ("", {"tools": ["forget"]}, ["forget"], ["recall"]),
         (
             '[memory]\ntools = ["recall"]\n',

@@ -106,6 +106,7 @@ def correct(k: Kernel, note_id: str, text: str, *, if_version: int | None = None
     check_note_text(text, max_chars=k.limits().max_note_chars)
 
     def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+        k.require_plaintext()  # under the writer lock, after the note's own checks
         if note.text == text:
             return None
         return Corrected(note_id=note.id, text=text, **env)

@@ -18,6 +18,7 @@ from typing import Any
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.memory_impl import MemoryImpl
 from remem.context import RunContext
 from remem.core.events import Event
@@ -181,6 +182,15 @@ def _changes(m: MemoryImpl, c: RunContext, a: Args) -> dict[str, Any]:
 def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
     now = None if a["now"] is None else from_json(datetime, a["now"])
     return m.status_of(c, from_json(Note, a["note"]), now)
+
+
+def _put_dm_slot(m: MemoryImpl, c: RunContext, a: Args) -> DmSlot:
+    """A slot is written whole at the version read: ``If-Match`` is required."""
+    if a.if_version is None:
+        raise InvalidInput(
+            'send If-Match with the slot version the write is based on ("0" for a new slot)'
+        )
+    return m.put_dm_slot(c, a["blob"], if_version=a.if_version)
 
 
 ROUTES: builtins.list[Route] = [
@@ -425,6 +435,16 @@ ROUTES: builtins.list[Route] = [
         dict[str, Any],
         _changes,
         query={"after": ("int?", None), "wait": ("int?", None)},
+    ),
+    Route("dm_slot", "GET", "/dm-slot", DmSlot, lambda m, c, a: m.dm_slot(c)),
+    Route(
+        "put_dm_slot",
+        "PUT",
+        "/dm-slot",
+        DmSlot,
+        _put_dm_slot,
+        body={"blob": ("str", REQUIRED)},
+        if_match=True,
     ),
     Route(
         "trash_agent",

@@ -34,6 +34,8 @@ class Limits:
     #: Notes a model writes with the ``remember`` tool in a DM: ``announce`` (active at
     #: once; the member sees the receipt chip) or ``review`` (pending until reviewed).
     tool_writes: str = "announce"
+    #: End-to-end encrypted (a DM's channel policy): no message text in the clear.
+    e2ee: bool = False
 
 
 DEFAULT_LIMITS = Limits()

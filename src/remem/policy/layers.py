@@ -44,6 +44,7 @@ FILE_KEYS = frozenset(
         "max_rule_chars",
         "tools",
         "tool_writes",
+        "e2ee",
     }
 )
 #: Channel policy keys (API name → limits field).
@@ -56,6 +57,7 @@ CHANNEL_KEYS = {
     "recall_max_chars": "recall_max_chars",
     "tools": "tools",
     "tool_writes": "tool_writes",
+    "e2ee": "e2ee",
 }
 
 
@@ -109,6 +111,7 @@ _STRICTER: dict[str, Callable[[Any, Any], Any]] = {
     "max_rule_chars": min,
     "tools": lambda a, b: a & b,
     "tool_writes": lambda a, b: max(a, b, key=_TOOL_WRITES_ORDER.__getitem__),
+    "e2ee": lambda a, b: a or b,
 }
 
 
@@ -128,7 +131,7 @@ def _choice(key: str, value: Any, choices: Mapping[str, int]) -> str:
 
 def parse_value(key: str, value: Any) -> Any:
     """Validate one policy value; raises :class:`ConfigError` naming the key."""
-    if key in ("enabled", "group_user_recall"):
+    if key in ("enabled", "group_user_recall", "e2ee"):
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, not {value!r}")
         return value

@@ -2,7 +2,8 @@
 
 Which tools a run offers depends on its envelope only (never on anything a model or a
 message says), then policy narrows the set (``tools`` and ``enabled`` in every layer;
-``inferred = "off"`` drops ``remember``), never widens it:
+``inferred = "off"`` drops ``remember``; an end-to-end encrypted DM, whose memory is its
+encrypted slot, offers none), never widens it:
 
 ==============================================  ==================================
 run                                             tools by default
@@ -140,7 +141,7 @@ def default_tools(ctx: RunContext) -> tuple[str, ...]:
 def offered(ctx: RunContext, limits: Limits) -> dict[str, ToolDef]:
     """The tools this run offers, by name, in their order: the run kind's defaults
     narrowed by ``limits`` (the merged policy of the run's channel)."""
-    if not limits.enabled:
+    if not limits.enabled or limits.e2ee:  # an e2ee DM's memory is its encrypted slot
         return {}
     names = [n for n in default_tools(ctx) if n in limits.tools]
     if limits.inferred == "off":  # every tool write is inferred: it could never succeed
