@@ -85,6 +85,11 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield type(mem.explain(b, recall.run_id)), mem.explain(b, recall.run_id)
     prompt = mem.compile(b, "What tea?", identity="You are Yuko.", briefing="none")
     yield type(prompt), prompt
+    yield return_annotations()["tool_specs"], mem.tool_specs(b, style="mcp")
+    told = mem.run_tool(b, "remember", {"fact": "Prefers oolong.", "about": "member"})
+    assert told.writes[-1].note.source.via == "tool"  # the form carries the optional key
+    yield type(told), told
+    yield type(told), mem.run_tool(b, "forget", {"number": 1, "user_id": BOB})
     report = mem.learn(
         a,
         [
@@ -124,6 +129,9 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield dict[str, int], mem.tags(o)
     with mem.subscribe(o, after=0) as changes:
         yield builtins.list[Change], changes.poll()
+    yield return_annotations()["dm_slot"], mem.dm_slot(b)
+    yield return_annotations()["put_dm_slot"], mem.put_dm_slot(b, "A" * 40, if_version=0)
+    yield return_annotations()["dm_slot"], mem.dm_slot(b)
     yield return_annotations()["repairs"], torn_tail_repairs(data_dir, clock)
 
 

@@ -15,6 +15,7 @@ module, and every name those modules do not document, may change in any release.
 """
 
 from remem.app.commands import Reply
+from remem.app.dm_slot import DmSlot
 from remem.app.envelope import envelope_from_json
 from remem.app.principal import HostPrincipal, MemberSession, OwnerPrincipal, run_context
 from remem.app.subscription import Change, Subscription
@@ -40,6 +41,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.service import Memory
+from remem.tools.result import ToolResult
 
 __version__ = "0.1.0"
 
@@ -50,6 +52,7 @@ __all__ = [
     "Conflict",
     "CorruptLog",
     "Denied",
+    "DmSlot",
     "Event",
     "HostPrincipal",
     "InvalidInput",
@@ -74,6 +77,7 @@ __all__ = [
     "Status",
     "StoreError",
     "Subscription",
+    "ToolResult",
     "Trace",
     "Unauthenticated",
     "UnsupportedLog",

@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
@@ -41,6 +43,7 @@ from remem.schema import from_json, to_json
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.core.events import Event
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["RemoteMemory"]
 
@@ -137,7 +141,7 @@ class RemoteMemory:
                         f"cannot reach the remem service at {self._parts.netloc}: {exc}",
                         applied=None,
                     ) from None
-        return response.status, json.loads(data) if data else None
+        return response.status, orjson.loads(data) if data else None
 
     def _call(self, method: str, ctx: RunContext | None, /, **values: Any) -> Any:
         route = BY_NAME[method]
@@ -203,10 +207,19 @@ class RemoteMemory:
         return result
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         result: PolicyChange = self._call(
-            "set_my_preferences", ctx, inferred=inferred, cross_channel=cross_channel
+            "set_my_preferences",
+            ctx,
+            inferred=inferred,
+            cross_channel=cross_channel,
+            tool_writes=tool_writes,
         )
         return result
 
@@ -355,6 +368,22 @@ class RemoteMemory:
         result: builtins.list[Written] = self._call("writes", ctx, run_id=run_id)
         return result
 
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        result: builtins.list[dict[str, Any]] = self._call("tool_specs", ctx, style=style)
+        return result
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        try:
+            sent = _plain(arguments)
+        except TypeError:
+            raise InvalidInput("tool arguments are JSON values (the model's parsed call)") from None
+        result: ToolResult = self._call("run_tool", ctx, name=name, arguments=sent)
+        return result
+
     def tags(self, ctx: RunContext) -> dict[str, int]:
         result: dict[str, int] = self._call("tags", ctx)
         return result
@@ -402,6 +431,18 @@ class RemoteMemory:
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
         result: ConsolidationReport = self._call("consolidate", ctx, dry_run=dry_run)
+        return result
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot:
+        result: DmSlot = self._call("dm_slot", ctx)
+        return result
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot:
+        if type(if_version) is not int:  # If-Match carries it: checked before it is sent
+            raise InvalidInput(
+                f"if_version is the slot version read (an int), not {if_version!r:.40}"
+            )
+        result: DmSlot = self._call("put_dm_slot", ctx, blob=blob, if_version=if_version)
         return result
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:

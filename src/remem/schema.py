@@ -40,11 +40,22 @@ from typing import Any, Union
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core import events
-from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
+from remem.core.model import (
+    SOURCE_VIAS,
+    Basis,
+    Kind,
+    Note,
+    Scope,
+    Source,
+    Status,
+    format_ts,
+    parse_ts,
+)
 from remem.core.projection import Revision
 from remem.errors import InvalidInput
 from remem.formation.consolidate import ConsolidationReport, MergeGroup
@@ -56,6 +67,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.store.base import TornTail
+from remem.tools.result import ToolResult
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: Canonical timestamp text (see :func:`remem.core.model.format_ts`).
@@ -201,7 +213,13 @@ def _load_note(d: dict[str, Any]) -> Note:
     )
 
 
-_SOURCE_SCHEMA = _object({k: _OPT_STR for k in ("channel_id", "message_id", "author_id", "run_id")})
+_SOURCE_SCHEMA = _object(
+    {
+        **{k: _OPT_STR for k in ("channel_id", "message_id", "author_id", "run_id")},
+        "via": {"enum": sorted(SOURCE_VIAS)},
+    },
+    optional=("via",),
+)
 _NOTE_SCHEMA = _object(
     {
         "id": {"type": "string", "pattern": "^note_"},
@@ -425,6 +443,8 @@ for _cls in (
     Limits,
     TornTail,
     Change,
+    ToolResult,
+    DmSlot,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

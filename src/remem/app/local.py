@@ -18,6 +18,7 @@ from remem.app import (
     change,
     commands,
     compaction,
+    dm_slot,
     formation,
     reading,
     recall,
@@ -37,6 +38,7 @@ from remem.errors import InvalidInput
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
     from remem.formation.extract import LearnReport, Message
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["LocalMemory"]
 
@@ -77,10 +80,17 @@ class LocalMemory:
         return settings.channel_policy(self.engine.kernel(ctx), channel)
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         k = self.engine.kernel(ctx)
-        return settings.set_my_preferences(k, inferred=inferred, cross_channel=cross_channel)
+        return settings.set_my_preferences(
+            k, inferred=inferred, cross_channel=cross_channel, tool_writes=tool_writes
+        )
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         return review.pending(self.engine.kernel(ctx))
@@ -213,6 +223,22 @@ class LocalMemory:
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         return reading.writes(self.engine.kernel(ctx), run_id)
 
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # an envelope the host may not assert raises, as anywhere
+        return dispatch.tool_specs(self, ctx, style)
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # the host's error, not the model's: raised, not rendered
+        return dispatch.run_tool(self, ctx, name, arguments)
+
     def tags(self, ctx: RunContext) -> dict[str, int]:
         return reading.tags(self.engine.kernel(ctx))
 
@@ -258,6 +284,12 @@ class LocalMemory:
         if not isinstance(dry_run, bool):
             raise InvalidInput("dry_run must be True or False")
         return formation.consolidate(k, dry_run=dry_run)
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot:
+        return dm_slot.dm_slot(self.engine.kernel(ctx))
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot:
+        return dm_slot.put_dm_slot(self.engine.kernel(ctx), blob, if_version=if_version)
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:
         k = self.engine.kernel(ctx)

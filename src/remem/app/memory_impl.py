@@ -24,6 +24,7 @@ from remem.core.model import Basis, Kind, Note, Scope, Source, Status
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.app.subscription import Subscription
     from remem.context import RunContext
     from remem.core.events import Event
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["MemoryImpl"]
 
@@ -59,7 +61,12 @@ class MemoryImpl(Protocol):
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]: ...
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange: ...
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]: ...
@@ -151,6 +158,14 @@ class MemoryImpl(Protocol):
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]: ...
 
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult: ...
+
     def tags(self, ctx: RunContext) -> dict[str, int]: ...
 
     def subscribe(self, ctx: RunContext, *, after: int | None = None) -> Subscription: ...
@@ -180,6 +195,10 @@ class MemoryImpl(Protocol):
     def undo_run(self, ctx: RunContext, run_id: str) -> builtins.list[Revision]: ...
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport: ...
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot: ...
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot: ...
 
     def command(self, ctx: RunContext, text: str) -> Reply | None: ...
 

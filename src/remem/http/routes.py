@@ -18,6 +18,7 @@ from typing import Any
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.memory_impl import MemoryImpl
 from remem.context import RunContext
 from remem.core.events import Event
@@ -33,6 +34,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.schema import from_json, to_json
+from remem.tools.result import ToolResult
 
 #: JSON types of body fields and query parameters: name → (Python types, JSON Schema).
 TYPES: dict[str, tuple[tuple[type, ...], dict[str, Any]]] = {
@@ -157,6 +159,7 @@ def _change(method: str) -> Route:
         Note,
         lambda m, c, a: getattr(m, method)(c, a["note_id"], if_version=a.if_version),
         if_match=True,
+        idempotent=True,
     )
 
 
@@ -179,6 +182,15 @@ def _changes(m: MemoryImpl, c: RunContext, a: Args) -> dict[str, Any]:
 def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
     now = None if a["now"] is None else from_json(datetime, a["now"])
     return m.status_of(c, from_json(Note, a["note"]), now)
+
+
+def _put_dm_slot(m: MemoryImpl, c: RunContext, a: Args) -> DmSlot:
+    """A slot is written whole at the version read: ``If-Match`` is required."""
+    if a.if_version is None:
+        raise InvalidInput(
+            'send If-Match with the slot version the write is based on ("0" for a new slot)'
+        )
+    return m.put_dm_slot(c, a["blob"], if_version=a.if_version)
 
 
 ROUTES: builtins.list[Route] = [
@@ -216,6 +228,7 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.correct(c, a["note_id"], a["text"], if_version=a.if_version),
         body={"text": ("str", REQUIRED)},
         if_match=True,
+        idempotent=True,
     ),
     Route(
         "move",
@@ -227,6 +240,7 @@ ROUTES: builtins.list[Route] = [
         ),
         body={"scope": ("str", REQUIRED), "scope_id": ("str?", None)},
         if_match=True,
+        idempotent=True,
     ),
     *(_change(name) for name in ("forget", "disable", "enable", "pin", "unpin")),
     Route(
@@ -289,6 +303,23 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.undo_run(c, a["run_id"]),
     ),
     Route("tags", "GET", "/tags", dict[str, int], lambda m, c, a: m.tags(c)),
+    Route(
+        "tool_specs",
+        "GET",
+        "/tools",
+        list[dict[str, Any]],
+        lambda m, c, a: m.tool_specs(c, style=a["style"]),
+        query={"style": ("str", "openai")},
+    ),
+    Route(
+        "run_tool",
+        "POST",
+        "/tools/call",
+        ToolResult,
+        lambda m, c, a: m.run_tool(c, a["name"], a["arguments"]),
+        body={"name": ("any", REQUIRED), "arguments": ("any", None)},
+        idempotent=True,
+    ),
     Route("pending", "GET", "/pending", list[Note], lambda m, c, a: m.pending(c)),
     Route(
         "approve",
@@ -342,9 +373,16 @@ ROUTES: builtins.list[Route] = [
         "/preferences",
         PolicyChange,
         lambda m, c, a: m.set_my_preferences(
-            c, inferred=a["inferred"], cross_channel=a["cross_channel"]
+            c,
+            inferred=a["inferred"],
+            cross_channel=a["cross_channel"],
+            tool_writes=a["tool_writes"],
         ),
-        body={"inferred": ("bool?", None), "cross_channel": ("bool?", None)},
+        body={
+            "inferred": ("bool?", None),
+            "cross_channel": ("bool?", None),
+            "tool_writes": ("str?", None),
+        },
     ),
     Route(
         "effective_policy", "GET", "/policy", dict[str, Any], lambda m, c, a: m.effective_policy(c)
@@ -397,6 +435,16 @@ ROUTES: builtins.list[Route] = [
         dict[str, Any],
         _changes,
         query={"after": ("int?", None), "wait": ("int?", None)},
+    ),
+    Route("dm_slot", "GET", "/dm-slot", DmSlot, lambda m, c, a: m.dm_slot(c)),
+    Route(
+        "put_dm_slot",
+        "PUT",
+        "/dm-slot",
+        DmSlot,
+        _put_dm_slot,
+        body={"blob": ("str", REQUIRED)},
+        if_match=True,
     ),
     Route(
         "trash_agent",

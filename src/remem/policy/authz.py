@@ -25,6 +25,9 @@ cron / sop / webhook / task  read agent (+ own channel); write agent scope and o
                              channel; change what they wrote; no user scope
 ===========================  =====================================================
 
+The encrypted DM slot (``DM_SLOT``) and plaintext in an ``e2ee`` channel
+(``PLAINTEXT``) have their own rules, for every role: :mod:`remem.policy.e2ee_rules`.
+
 Before any of these, two rules hold for every principal: an unpaired envelope
 may do nothing, and no envelope may carry a role above the **role ceiling**,
 the highest role the caller that built it may assert for anyone
@@ -86,6 +89,7 @@ from enum import StrEnum
 from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
 from remem.errors import Denied, InvalidInput
+from remem.policy.e2ee_rules import dm_slot_rule, plaintext_rule
 
 
 class Action(StrEnum):
@@ -118,6 +122,10 @@ class Action(StrEnum):
     TRASH_AGENT = "trash_agent"
     #: Act in this run envelope, by an authenticated principal's ``grants``.
     ASSUME_ENVELOPE = "assume_envelope"
+    #: Read or write a DM's encrypted memory slot (``target.scope_id``: the thread).
+    DM_SLOT = "dm_slot"
+    #: Put the run's message text into memory in the clear (see ``e2ee=``).
+    PLAINTEXT = "plaintext"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +235,7 @@ def decide(
     ceiling: Role = Role.OWNER,
     labels: Role | None = None,
     grants: Grants | None = None,
+    e2ee: bool = False,
 ) -> Decision:
     """Whether ``ctx`` may perform ``action`` on ``target``, with the rule that decided.
 
@@ -236,6 +245,9 @@ def decide(
     ``labels``: the highest role a learned message's label may assert (default
     ``ceiling``; a principal's ``max_role`` where its grants admitted the envelope).
     ``grants``: the principal's, for ``ASSUME_ENVELOPE`` (``target`` is unused there).
+    ``e2ee``: the run's channel is marked end-to-end encrypted (for ``PLAINTEXT`` and
+    ``DM_SLOT``; the
+    rules of encrypted DM memory are in :mod:`remem.policy.e2ee_rules`).
     """
     if action is Action.ASSUME_ENVELOPE:
         return _assume_envelope(ctx, grants)
@@ -244,6 +256,10 @@ def decide(
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
         return within_ceiling(ctx, ceiling)
+    if action is Action.DM_SLOT:
+        return Decision(*dm_slot_rule(ctx, target.scope_id, e2ee))
+    if action is Action.PLAINTEXT:
+        return Decision(*plaintext_rule(e2ee, ctx.channel))
     if action in _ENVELOPE_ONLY:
         return _envelope_rule(ctx, action, target)
     if action in LEARNING:
