@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,9 +76,10 @@ def _rows(conn: Any, table: str) -> list[dict[str, Any]]:
 
 
 def test_under_an_agents_setting_every_table_returns_only_its_rows(
-    app_db: tuple[str, str],
+    app_db: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     owner_url, app_url = app_db
+    monkeypatch.setenv("REMEM_KEY_FILE", str(tmp_path / "kek.json"))  # rows in remem_keys
     _fill(app_url)
     with connect(app_url, autocommit=True) as conn:
         row = conn.execute(
@@ -139,10 +141,10 @@ def test_upgrade_without_options_works_and_says_rls_is_only_advisory(pg_server: 
     with postgres_server.fresh_database(pg_server, schema=False) as url:
         result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
         assert result.exit_code == 0, result.output
-        assert "schema at v1 (was none)" in result.output
+        assert "schema at v2 (was none)" in result.output
         assert "row-level security is only advisory" in result.output
         again = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
-        assert "schema at v1 (was 1)" in again.output
+        assert "schema at v2 (was 2)" in again.output
         with Memory.open(url) as mem:
             assert mem.agents() == []
 

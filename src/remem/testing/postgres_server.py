@@ -39,8 +39,8 @@ def _answers(host: str, port: int) -> bool:
 
 def binaries() -> Path | None:
     """The newest installed PostgreSQL's bin directory (with initdb and pg_ctl), if any."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_major)
-    for path in [*found, shutil.which("initdb") or ""][::-1]:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=_major, reverse=True)
+    for path in [*found, shutil.which("initdb") or ""]:
         if path and Path(path).with_name("pg_ctl").exists():
             return Path(path).parent
     return None

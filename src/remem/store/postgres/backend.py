@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,6 +23,7 @@ from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
 from remem.store.postgres.connect import Pool, db_error, redact
 from remem.store.postgres.events import PgEventLog
+from remem.store.postgres.keyring import Keyring
 from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, check_version
 from remem.store.postgres.traces import PgTraceLog
 from remem.store.rules import check_rule_name
@@ -43,6 +45,9 @@ class PgBackend:
         except BaseException:
             self.pool.close()
             raise
+        key_file = os.environ.get("REMEM_KEY_FILE")
+        #: Seals note text under per-subject keys when a key file is configured.
+        self.keyring = None if not key_file else Keyring(self.pool, Path(key_file))
 
     def watch(self, agent: str, wake: threading.Event) -> None:
         """Set ``wake`` when any host commits events of ``agent`` (a wake-up only: read
@@ -57,7 +62,7 @@ class PgBackend:
         return [r[0] for r in rows]
 
     def event_log(self, agent: str) -> PgEventLog:
-        return PgEventLog(self.pool, agent)
+        return PgEventLog(self.pool, agent, self.keyring)
 
     def trace_log(self, agent: str) -> PgTraceLog:
         return PgTraceLog(self.pool, agent)
@@ -107,6 +112,7 @@ class PgBackend:
                 "remem_rules",
                 "remem_secrets",
                 "remem_caches",
+                "remem_keys",
             ):
                 conn.execute(f"DELETE FROM {table} WHERE agent = %s", (agent,))
         return f"{self.url} (agent {agent} deleted)"

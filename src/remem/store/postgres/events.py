@@ -14,6 +14,7 @@ and are inserted together by :meth:`_PgTxn.commit`: one ``COMMIT`` for the group
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,11 +22,13 @@ from typing import Any
 
 import orjson
 
-from remem.core.events import Erased, Event, from_dict, sequenced, to_dict
-from remem.errors import Conflict, NotFound
+from remem.core.events import Corrected, Erased, Event, Remembered, from_dict, sequenced, to_dict
+from remem.core.model import Scope
+from remem.errors import Conflict, NotFound, StoreError
 from remem.store.base import Batch, TornTail, Visitor
 from remem.store.postgres.changes import notify
 from remem.store.postgres.connect import Pool, db_error
+from remem.store.postgres.keyring import Keyring, seal, unseal
 
 #: Bytes of event JSON a handle keeps for :meth:`PgEventLog.read_at` (what the page cache
 #: is to the JSONL log: the catalog reloads scopes lazily, one ``read_at`` per scope, and
@@ -41,23 +44,29 @@ _NEW = (
     "WHERE a.agent = %s ORDER BY e.ord"
 )
 _INSERT = (
-    "INSERT INTO remem_events (agent, seq, ord, eid, note_id, by_id, data) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+    "INSERT INTO remem_events (agent, seq, ord, eid, note_id, by_id, data, subject) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_SUBJECT_OF_NOTE = (
+    "SELECT subject FROM remem_events WHERE agent = %s AND note_id = %s "
+    "AND subject IS NOT NULL ORDER BY ord LIMIT 1"
 )
 
 
-def _row(agent: str, ev: Event, ord_: int) -> tuple[Any, ...]:
-    data = orjson.dumps(to_dict(ev), option=orjson.OPT_UTC_Z).decode()
-    note_id, by = getattr(ev, "note_id", None), getattr(ev, "by", None)
-    return (agent, ev.seq, ord_, ev.eid, note_id, by, data)
+def scope_subject(ev: Remembered) -> str:
+    """The subject whose data key seals a note's text: its user, its channel, or the agent."""
+    if ev.scope in (Scope.USER, Scope.CHANNEL) and ev.scope_id:
+        return f"{ev.scope.value}:{ev.scope_id}"
+    return "agent"
 
 
 class PgEventLog:
     """A handle on one agent's events; see the module docstring and :mod:`remem.store.base`."""
 
-    def __init__(self, pool: Pool, agent: str) -> None:
+    def __init__(self, pool: Pool, agent: str, keyring: Keyring | None = None) -> None:
         self._pool = pool
         self.agent = agent
+        self.keyring = keyring
         self._generation: int | None = None  # of what this handle read (None: nothing yet)
         self._read = 0  # the highest seq this handle read or wrote
         self._last = 0  # the agent's last seq as this handle last saw it
@@ -102,7 +111,7 @@ class PgEventLog:
         records = []
         for row in rows:
             if row[2] is not None:
-                records.append(orjson.loads(row[2]))
+                records.append(self.load(row[2]))
                 self.keep_text(int(records[-1]["seq"]), row[2])
         self._generation, self._last = generation, last
         self._read = max([self._read, *(int(d["seq"]) for d in records)])
@@ -120,6 +129,25 @@ class PgEventLog:
         for seq, text in rows:
             if int(seq) not in self._texts:
                 self.keep_text(int(seq), text)
+
+    def load(self, text: str) -> dict[str, Any]:
+        """An event's record from its stored JSON, its text unsealed."""
+        data: dict[str, Any] = orjson.loads(text)
+        if "sealed" not in data:
+            return data
+        sealed = data.pop("sealed")
+        subject = sealed["by"]
+        if self.keyring is None:
+            raise StoreError(
+                f"agent {self.agent!r} has sealed note text: open the store with the key "
+                "file it was written with ($REMEM_KEY_FILE)"
+            )
+        key = self.keyring.data_key(self.agent, subject, create=False)
+        if key is None:
+            raise StoreError(f"the data key of {subject} (agent {self.agent!r}) was erased")
+        plain = unseal(key, base64.b64decode(sealed["ct"]), data["eid"].encode())
+        data[sealed["field"]] = plain.decode()
+        return data
 
     def keep_text(self, seq: int, text: str) -> None:
         """Keep an event's JSON for :meth:`read_at` (within :data:`TEXT_CACHE_BYTES`)."""
@@ -153,7 +181,7 @@ class PgEventLog:
         for seq in asked - found.keys():
             text = self._texts.get(seq)
             if text is not None:
-                found[seq] = from_dict(orjson.loads(text))
+                found[seq] = from_dict(self.load(text))
         wanted = [p for p in positions if p not in found]
         if wanted and not self._prefetched:
             self._misses += 1
@@ -166,7 +194,7 @@ class PgEventLog:
                     "SELECT seq, data FROM remem_events WHERE agent = %s AND seq = ANY(%s)",
                     (self.agent, wanted),
                 ).fetchall()
-            found.update((int(seq), from_dict(orjson.loads(data))) for seq, data in rows)
+            found.update((int(seq), from_dict(self.load(data))) for seq, data in rows)
         missing = [p for p in positions if p not in found]
         if missing:
             raise NotFound(f"no event at seq {missing[0]} of agent {self.agent!r}")
@@ -228,7 +256,7 @@ class PgEventLog:
                 "SELECT data FROM remem_events WHERE agent = %s AND seq > %s ORDER BY ord",
                 (self.agent, seq),
             ).fetchall()
-        return [from_dict(orjson.loads(r[0])) for r in rows]
+        return [from_dict(self.load(r[0])) for r in rows]
 
     def history(self, note_id: str) -> list[Event]:
         with self._reading() as conn:
@@ -237,7 +265,7 @@ class PgEventLog:
                 "ORDER BY ord",
                 (self.agent, note_id, note_id),
             ).fetchall()
-        return [from_dict(orjson.loads(r[0])) for r in rows]
+        return [from_dict(self.load(r[0])) for r in rows]
 
     def close(self) -> None:
         pass  # the connections belong to the backend's pool
@@ -259,6 +287,7 @@ class _PgTxn:
         self._locked = False
         self._last = 0  # the agent's last seq, under the lock
         self._staged: list[Event] = []
+        self._subjects: dict[str, str] = {}  # note id -> the subject sealing its text
 
     def connection(self) -> Any:
         self.lock()
@@ -284,6 +313,33 @@ class _PgTxn:
         if self._locked:
             self._conn.commit()
             self._locked = False
+
+    def _row(self, ev: Event, ord_: int) -> tuple[Any, ...]:
+        """The row of ``ev``: its text sealed under its subject's data key (with a keyring)."""
+        data = to_dict(ev)
+        agent, keyring, subject = self._log.agent, self._log.keyring, None
+        if keyring is not None and isinstance(ev, Remembered | Corrected) and ev.text is not None:
+            subject = self._subject(ev)
+            key = keyring.data_key(agent, subject, create=True)
+            assert key is not None
+            field = "note" if isinstance(ev, Remembered) else "text"  # the stored name
+            sealed = seal(key, data.pop(field).encode(), ev.eid.encode())
+            data["sealed"] = {
+                "field": field,
+                "by": subject,
+                "ct": base64.b64encode(sealed).decode(),
+            }
+        text = orjson.dumps(data, option=orjson.OPT_UTC_Z).decode()
+        note_id, by = getattr(ev, "note_id", None), getattr(ev, "by", None)
+        return (agent, ev.seq, ord_, ev.eid, note_id, by, text, subject)
+
+    def _subject(self, ev: Remembered | Corrected) -> str:
+        if isinstance(ev, Remembered):
+            self._subjects[ev.note_id] = scope_subject(ev)
+        elif ev.note_id not in self._subjects:
+            row = self._conn.execute(_SUBJECT_OF_NOTE, (self._log.agent, ev.note_id)).fetchone()
+            self._subjects[ev.note_id] = row[0] if row else "agent"
+        return self._subjects[ev.note_id]
 
     def _fresh(self, events: Sequence[Event]) -> list[Event]:
         """The events whose eids are in neither the log, its tombstones nor the staging."""
@@ -333,7 +389,7 @@ class _PgTxn:
             return
         self.lock()
         agent, conn = self._log.agent, self._conn
-        rows = [_row(agent, ev, ev.seq) for ev in staged]
+        rows = [self._row(ev, ev.seq) for ev in staged]
         with conn.cursor() as cur:
             cur.executemany(_INSERT, rows)
         self._tombstones(staged)
@@ -366,12 +422,22 @@ class _PgTxn:
         fresh = iter(sequenced([ev for ev in events if not ev.seq], self._last + 1))
         written = [ev if ev.seq else next(fresh) for ev in events]
         last = max([self._last, *(ev.seq for ev in written)])
+        rows = [self._row(ev, i) for i, ev in enumerate(written, 1)]  # subjects: read first
         conn.execute("DELETE FROM remem_events WHERE agent = %s", (agent,))
         conn.execute("DELETE FROM remem_tombstones WHERE agent = %s", (agent,))
-        rows = [_row(agent, ev, i) for i, ev in enumerate(written, 1)]
         with conn.cursor() as cur:
             cur.executemany(_INSERT, rows)
         self._tombstones(written)
+        # A subject none of whose text is left loses its data key (crypto-shredding).
+        shredded = [
+            r[0]
+            for r in conn.execute(
+                "DELETE FROM remem_keys k WHERE k.agent = %s AND NOT EXISTS (SELECT 1 FROM "
+                "remem_events e WHERE e.agent = k.agent AND e.subject = k.subject) "
+                "RETURNING k.subject",
+                (agent,),
+            ).fetchall()
+        ]
         row = conn.execute(
             "UPDATE remem_agents SET last_seq = %s, generation = generation + 1 "
             "WHERE agent = %s RETURNING generation",
@@ -386,6 +452,8 @@ class _PgTxn:
         for kept in rows:
             log.keep_text(kept[1], kept[6])
         self.positions = [ev.seq for ev in written]
+        if shredded and log.keyring is not None:
+            log.keyring.erased(agent, sorted(shredded))  # the ledger, then a KEK rotation
         return written
 
     def all_events(self) -> list[Event]:
@@ -393,4 +461,4 @@ class _PgTxn:
         rows = self._conn.execute(
             "SELECT data FROM remem_events WHERE agent = %s ORDER BY ord", (self._log.agent,)
         ).fetchall()
-        return [from_dict(orjson.loads(r[0])) for r in rows]
+        return [from_dict(self._log.load(r[0])) for r in rows]

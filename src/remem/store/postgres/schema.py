@@ -14,8 +14,9 @@ admits the rows of the agent named by the transaction's setting ``remem.agent``
 empty or absent setting admits nothing. Two reserved settings, which no agent
 name can take (agent names never contain ``#``): :data:`CONFIG_SCOPE` reads and
 writes the service's records (tokens, member links, sessions, slots: they
-belong to no single agent) and :data:`DIRECTORY_SCOPE` reads the agent names
-(``remem_agents`` holds names and counters, no content).
+belong to no single agent), :data:`DIRECTORY_SCOPE` reads the agent names
+(``remem_agents`` holds names and counters, no content) and :data:`KEYRING_SCOPE`
+re-wraps the wrapped data keys at a KEK rotation (:mod:`remem.store.postgres.keyring`).
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from typing import Any
 from remem.errors import StoreError
 
 #: The layout of this code's tables; bumped with every change of them.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: ``remem.agent`` while reading or writing the service's records.
 CONFIG_SCOPE = "#config"
 #: ``remem.agent`` while listing the agents.
 DIRECTORY_SCOPE = "#directory"
+#: ``remem.agent`` while re-wrapping every agent's data keys (a KEK rotation).
+KEYRING_SCOPE = "#keyring"
 
 #: Every table, with the policy expression that admits a row.
 _AGENT = "agent = current_setting('remem.agent', true)"
@@ -43,6 +46,7 @@ POLICIES: dict[str, str] = {
     "remem_secrets": _AGENT,
     "remem_caches": _AGENT,
     "remem_records": f"current_setting('remem.agent', true) = '{CONFIG_SCOPE}'",
+    "remem_keys": f"{_AGENT} OR current_setting('remem.agent', true) = '{KEYRING_SCOPE}'",
 }
 
 _TABLES = """
@@ -67,6 +71,9 @@ CREATE TABLE IF NOT EXISTS remem_events (
     PRIMARY KEY (agent, seq),
     UNIQUE (agent, eid)
 );
+-- v2: the subject whose data key seals the event's text (NULL: nothing sealed).
+ALTER TABLE remem_events ADD COLUMN IF NOT EXISTS subject text;
+CREATE INDEX IF NOT EXISTS remem_events_subject ON remem_events (agent, subject);
 CREATE INDEX IF NOT EXISTS remem_events_ord ON remem_events (agent, ord);
 CREATE INDEX IF NOT EXISTS remem_events_note ON remem_events (agent, note_id);
 CREATE INDEX IF NOT EXISTS remem_events_by ON remem_events (agent, by_id);
@@ -107,6 +114,13 @@ CREATE TABLE IF NOT EXISTS remem_caches (
     name text NOT NULL,
     body bytea NOT NULL,
     PRIMARY KEY (agent, name)
+);
+CREATE TABLE IF NOT EXISTS remem_keys (
+    agent text NOT NULL,
+    subject text NOT NULL,
+    kek_id integer NOT NULL,
+    wrapped bytea NOT NULL,
+    PRIMARY KEY (agent, subject)
 );
 CREATE TABLE IF NOT EXISTS remem_records (
     collection text NOT NULL,
