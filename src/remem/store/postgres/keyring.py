@@ -34,6 +34,8 @@ from remem.store.postgres.connect import Pool
 from remem.store.postgres.schema import KEYRING_SCOPE
 
 log = logging.getLogger("remem.store")
+#: The advisory lock a KEK rotation holds exclusively and a key's creation shares.
+_ROTATION_LOCK = 0x72656D656D6B  # "rememk"
 
 
 def _aesgcm(key: bytes) -> Any:
@@ -122,6 +124,9 @@ class Keyring:
             return key
         with self._pool.scoped(agent) as conn:
             if create:
+                # Shared with other creators, exclusive with a rotation: the KEK read from
+                # the file after this is the one every key ends up wrapped under.
+                conn.execute("SELECT pg_advisory_xact_lock_shared(%s)", (_ROTATION_LOCK,))
                 kek_id, kek = self.file.current
                 fresh = secrets.token_bytes(32)
                 conn.execute(
@@ -162,16 +167,20 @@ class Keyring:
         self.rotate()
 
     def rotate(self) -> None:
-        """Re-wrap every data key under a fresh KEK, then drop the old one from the file."""
-        self.file.reload()
-        if "previous" not in self.file.data:
-            old = self.file.data["kek"]
-            self.file.data["previous"] = old
-            self.file.data["kek"] = _new_kek(int(old["id"]) + 1)
-            self.file.save()
-        new_id, new = self.file.current
-        keks = self.file.keks()
+        """Re-wrap every data key under a fresh KEK, then drop the old one from the file.
+
+        Holds the rotation lock (exclusive) from before the new KEK is written until every
+        key is re-wrapped, so no host wraps a new key under the KEK being destroyed."""
         with self._pool.scoped(KEYRING_SCOPE) as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_ROTATION_LOCK,))
+            self.file.reload()
+            if "previous" not in self.file.data:
+                old = self.file.data["kek"]
+                self.file.data["previous"] = old
+                self.file.data["kek"] = _new_kek(int(old["id"]) + 1)
+                self.file.save()
+            new_id, new = self.file.current
+            keks = self.file.keks()
             rows = conn.execute(
                 "SELECT agent, subject, kek_id, wrapped FROM remem_keys WHERE kek_id <> %s "
                 "FOR UPDATE",
