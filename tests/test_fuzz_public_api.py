@@ -163,6 +163,7 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "undo_run": lambda w: ([w.owner, w.revised_run()], {}),
     "consolidate": lambda w: ([w.owner], {"dry_run": True}),
     "command": lambda w: ([w.alice, "remember that I like green tea"], {}),
+    "member_link": lambda w: ([w.alice], {}),
     "agents": lambda w: ([], {}),
     "repairs": lambda w: ([], {}),
     "trash_agent": lambda w: ([RunContext.owner("victim"), "victim"], {}),

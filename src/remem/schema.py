@@ -41,6 +41,7 @@ from typing import Any, Union
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
+from remem.app.member_links import MemberLink
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core import events
@@ -425,6 +426,7 @@ for _cls in (
     Limits,
     TornTail,
     Change,
+    MemberLink,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

@@ -24,6 +24,7 @@ from remem.core.model import Basis, Kind, Note, Scope, Source, Status
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
     from remem.context import RunContext
     from remem.core.events import Event
@@ -182,6 +183,8 @@ class MemoryImpl(Protocol):
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport: ...
 
     def command(self, ctx: RunContext, text: str) -> Reply | None: ...
+
+    def member_link(self, ctx: RunContext) -> MemberLink: ...
 
     def agents(self) -> builtins.list[str]: ...
 

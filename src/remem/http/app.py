@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -31,13 +31,15 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from remem.app.idempotency import idempotent, seed_of
-from remem.app.principal import Principal, run_context
+from remem.app.member_links import LinkSettings
+from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
 from remem.errors import InvalidInput, RememError
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.openapi import document
+from remem.http.pad import COOKIE, add_pad_routes, cookie_principal
 from remem.http.routes import ROUTES, Args, Route, check_fields
 from remem.http.tokens import authenticate
 from remem.policy.authz import pattern_matches
@@ -87,7 +89,11 @@ class Service:
             return view
 
     def principal(self, request: Request) -> tuple[str, Principal]:
+        """The bearer token's principal; without an ``Authorization`` header, the member
+        session of the page's cookie (:func:`remem.http.pad.cookie_principal`)."""
         header = request.headers.get("authorization", "")
+        if not header and COOKIE in request.cookies:
+            return cookie_principal(request, self.mem)
         scheme, _, token = header.partition(" ")
         return authenticate(self.store, token.strip() if scheme.lower() == "bearer" else None)
 
@@ -138,8 +144,12 @@ def _body(route: Route, raw: bytes) -> dict[str, Any]:
 
 def _context(principal: Principal, request: Request) -> RunContext:
     """The request's envelope (``Remem-Run``) as the principal may assume it; the agent in
-    the path must be the envelope's."""
-    ctx = run_context(principal, _envelope(request))
+    the path must be the envelope's. A member session that sends no envelope acts in its
+    own (the only one it may assume)."""
+    if isinstance(principal, MemberSession) and RUN_HEADER not in request.headers:
+        ctx = run_context(principal, principal.envelope())
+    else:
+        ctx = run_context(principal, _envelope(request))
     agent = request.path_params["agent"]
     if ctx.agent != agent:
         raise InvalidInput(
@@ -320,6 +330,7 @@ def create_app(
     app.add_api_route("/openapi.json", openapi, methods=["GET"])
     app.add_api_route("/v1/agents", agents, methods=["GET"])
     app.add_api_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
+    add_pad_routes(app, mem)
     return app
 
 
@@ -338,7 +349,18 @@ def create_app_from_env() -> FastAPI:
     trust = os.environ.get("REMEM_SERVE_TEST_CLOCK") == "1"
     beat = float(os.environ.get("REMEM_SERVE_HEARTBEAT") or HEARTBEAT)
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
+    mem.link_settings = link_settings_from_env()
     return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat)
+
+
+def link_settings_from_env() -> LinkSettings:
+    """Member links' settings from ``REMEM_SERVE_PUBLIC_URL`` (the service's public address)
+    and ``REMEM_SERVE_LINK_MINUTES`` (how long a link lasts; default 15)."""
+    minutes = os.environ.get("REMEM_SERVE_LINK_MINUTES") or "15"
+    if not minutes.isdigit():
+        raise InvalidInput("REMEM_SERVE_LINK_MINUTES is a whole number of minutes")
+    public = os.environ.get("REMEM_SERVE_PUBLIC_URL") or None
+    return LinkSettings(public, timedelta(minutes=int(minutes)))
 
 
 __all__ = ["MAX_BODY", "create_app", "create_app_from_env", "error_response", "test_clock"]

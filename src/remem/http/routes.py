@@ -18,6 +18,7 @@ from typing import Any
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.member_links import MemberLink
 from remem.app.memory_impl import MemoryImpl
 from remem.context import RunContext
 from remem.core.events import Event
@@ -398,6 +399,7 @@ ROUTES: builtins.list[Route] = [
         _changes,
         query={"after": ("int?", None), "wait": ("int?", None)},
     ),
+    Route("member_link", "POST", "/member-link", MemberLink, lambda m, c, a: m.member_link(c)),
     Route(
         "trash_agent",
         "POST",

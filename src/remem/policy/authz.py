@@ -118,6 +118,9 @@ class Action(StrEnum):
     TRASH_AGENT = "trash_agent"
     #: Act in this run envelope, by an authenticated principal's ``grants``.
     ASSUME_ENVELOPE = "assume_envelope"
+    #: Mint a member link (a bearer credential for the speaker's own scratchpad): DM
+    #: runs of a paired person only (rule ``member_link_dm_only``).
+    MEMBER_LINK = "member_link"
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +281,13 @@ def require(decision: Decision, consequence: str = "") -> None:
 
 
 _ENVELOPE_ONLY = frozenset(
-    {Action.ACCESS, Action.PERSONAL_SCOPE, Action.WRITE_PROCEDURE, Action.TRASH_AGENT}
+    {
+        Action.ACCESS,
+        Action.PERSONAL_SCOPE,
+        Action.WRITE_PROCEDURE,
+        Action.TRASH_AGENT,
+        Action.MEMBER_LINK,
+    }
 )
 
 
@@ -290,6 +299,14 @@ def _envelope_rule(ctx: RunContext, action: Action, target: Target) -> Decision:
         if ctx.has_personal_scope:
             return _allow("personal_scope")
         return _deny("no_personal_scope", f"{ctx.role.value} runs have no personal scope")
+    if action is Action.MEMBER_LINK:
+        if ctx.kind is RunKind.DM and ctx.has_personal_scope:
+            return _allow("member_link_dm")
+        return _deny(
+            "member_link_dm_only",
+            "a member link is a bearer credential: it is minted only in the member's own DM "
+            "(ask me in a DM)",
+        )
     if action is Action.WRITE_PROCEDURE:
         if ctx.role.is_admin:
             return _allow("admin")

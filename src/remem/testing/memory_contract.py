@@ -91,6 +91,7 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "undo_run": _REVIEW,
     "consolidate": _GUARDED,
     "command": frozenset({OK}),
+    "member_link": _GUARDED,
     "agents": frozenset({OK}),
     "repairs": frozenset({OK}),
     "trash_agent": _GUARDED,
