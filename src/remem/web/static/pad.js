@@ -68,8 +68,8 @@
       " until " + new Date(session.expires_at).toLocaleTimeString() + ".";
     $("app").hidden = false;
     bind();
+    await listen(); // subscribed before the first load, so no change falls in between
     await reload();
-    listen();
   }
 
   // -- loading and rendering -------------------------------------------------------------
@@ -331,7 +331,7 @@
   // -- live updates ----------------------------------------------------------------------
 
   function listen() {
-    if (!window.EventSource) return;
+    if (!window.EventSource) return Promise.resolve();
     const source = new EventSource(agentPath("/events"));
     const changed = () => {
       clearTimeout(reloadTimer);
@@ -346,6 +346,11 @@
     };
     source.addEventListener("note.changed", changed);
     source.addEventListener("agent.changed", changed);
+    return new Promise((resolve) => {
+      source.addEventListener("open", resolve, { once: true });
+      source.addEventListener("error", resolve, { once: true });
+      setTimeout(resolve, 3000); // the page works without live updates too
+    });
   }
 
   function handleError(answer) {
