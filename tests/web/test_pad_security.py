@@ -43,16 +43,16 @@ def test_a_409_race_between_the_page_and_the_bot(pad: Pad) -> None:
     note_item(page, "Lives in Braga.").wait_for(timeout=10_000)
     assert page.get_by_label("Correct this note").input_value() == "Lives in Faro."
     page.get_by_role("button", name="Save").click()
-    alert = page.locator("#alert")
-    alert.locator("text=changed before your change arrived").wait_for()
-    text = alert.inner_text()
-    assert "Lives in Braga." in text and "Lives in Faro." in text and "not saved" in text
+    conflict = page.locator(".conflict[role=alert]")
+    conflict.wait_for()
+    text = conflict.inner_text()
+    assert "now says: \u201cLives in Braga.\u201d" in text and "not saved" in text
     assert pad.host.get(ctx, note.id).text == "Lives in Braga."  # the bot's write stands
-    # The reloaded editor starts from the current version: saving again now succeeds.
-    assert page.locator(".conflict").count() == 1
+    # The member's words stay in the editor, now at the current version: saving them again
+    # replaces the bot's text knowingly.
+    assert page.get_by_label("Correct this note").input_value() == "Lives in Faro."
     assert serious_violations(page) == []
     pad.shot(page, "conflict")
-    page.get_by_label("Correct this note").fill("Lives in Faro.")
     page.get_by_role("button", name="Save").click()
     page.wait_for_selector("#status:has-text('Corrected')")
     assert pad.host.get(ctx, note.id).text == "Lives in Faro."

@@ -103,16 +103,21 @@
     // An open edit keeps what the member typed and the version they started from, so a
     // change arriving meanwhile makes their save a 409 instead of a silent overwrite.
     const open = keep ? document.querySelector("form.edit") : null;
-    const typed = open ? { value: open.querySelector("textarea").value,
-                           version: open.dataset.version } : null;
+    const area = open ? open.querySelector("textarea") : null;
+    const typed = area ? { value: area.value, version: open.dataset.version,
+                           start: area.selectionStart, end: area.selectionEnd } : null;
     const hadFocus = open && open.contains(document.activeElement);
     list.replaceChildren();
     for (const note of notes.values()) list.appendChild(noteItem(note, note.id === keep));
     if (typed) {
       const form = document.querySelector("form.edit");
-      form.querySelector("textarea").value = typed.value;
+      const box = form.querySelector("textarea");
+      box.value = typed.value;
       form.dataset.version = typed.version;
-      if (hadFocus) form.querySelector("textarea").focus();
+      if (hadFocus) {
+        box.focus();
+        box.setSelectionRange(typed.start, typed.end);
+      }
     }
     $("empty").hidden = notes.size > 0;
   }
@@ -249,21 +254,26 @@
       $("notes-heading").focus();
       return;
     }
-    const message = "This note changed before your change arrived. It now says: \u201c" +
-      current.text + "\u201d (status " + current.status + "). " +
-      (wasEdit ? "Your version, \u201c" + mine + "\u201d, was not saved: edit it again if you still want it."
-               : "Nothing was changed: try again if you still want to.");
-    fail(message);
-    if (wasEdit) {
-      editing = id;
-      render();
-      const box = el("p", { class: "conflict", text: message });
-      const item = $("note-" + id);
-      item.replaceChild(editor(notes.get(id), box), item.querySelector("form.edit"));
-      $("edit-" + id).focus();
-    } else {
+    const now = "This note changed before your change arrived. It now says: \u201c" +
+      current.text + "\u201d (status " + current.status + "). ";
+    if (!wasEdit) {
+      fail(now + "Nothing was changed: try again if you still want to.");
       focusNote(id, "edit");
+      return;
     }
+    // The member's words stay in the editor, now at the current version: saving again
+    // replaces the new text knowingly; cancelling keeps it.
+    $("alert").textContent = "";
+    editing = id;
+    render();
+    const box = el("p", { class: "conflict", role: "alert",
+                          text: now + "Your version below was not saved: save it to replace " +
+                                "the new text, or cancel to keep it." });
+    const item = $("note-" + id);
+    const form = editor(notes.get(id), box);
+    item.replaceChild(form, item.querySelector("form.edit"));
+    $("edit-" + id).value = mine;
+    $("edit-" + id).focus();
   }
 
   async function add(event) {
