@@ -3,6 +3,7 @@ one note, correct one, add one, erase everything; an axe-core scan at every stat
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from remem import Status
@@ -27,7 +28,7 @@ def tab_to(page: Any, control: str, note: str = "", *, back: bool = False) -> No
     seen = []
     for _ in range(80):
         page.keyboard.press("Shift+Tab" if back else "Tab")
-        tag, name, of_note = page.evaluate(_FOCUSED).split(" | ")
+        _tag, name, of_note = page.evaluate(_FOCUSED).split(" | ")
         seen.append(name[:30])
         if control in name and note in of_note:
             return
@@ -88,8 +89,6 @@ def test_the_whole_member_walk_by_keyboard(pad: Pad) -> None:
     page.wait_for_selector("#empty:not([hidden])")
     assert_accessible(page, "erased")
     for note in (city, trip):
-        try:
+        with contextlib.suppress(NotFound):  # erased from storage
             assert host.get(ctx, note.id).status is Status.FORGOTTEN
-        except NotFound:
-            pass  # erased from storage
     assert host.list(ctx) == []
