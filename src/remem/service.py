@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from remem.app.agent_state import AgentLog
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
-    from remem.app.member_links import LinkSettings, MemberLink
+    from remem.app.link_settings import LinkSettings
+    from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
@@ -204,10 +205,10 @@ class Memory:
 
     @link_settings.setter
     def link_settings(self, value: LinkSettings) -> None:
-        from remem.app.member_links import LinkSettings
+        from remem.app.link_settings import LinkSettings
 
         if not isinstance(value, LinkSettings):
-            raise InvalidInput("link_settings must be a remem.app.member_links.LinkSettings")
+            raise InvalidInput("link_settings must be a remem.LinkSettings")
         self._local().links = value
 
     def _local(self) -> Engine:

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.app.agent_state import AgentLog
-from remem.app.member_links import LinkSettings
+from remem.app.link_settings import LinkSettings
 from remem.commands.intents import CommandRecognizer
 from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext

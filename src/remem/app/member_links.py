@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import urllib.parse
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from remem.app.link_settings import LinkSettings
 from remem.app.principal import MemberSession
 from remem.core.model import format_ts, parse_ts
-from remem.errors import Conflict, InvalidInput, Unauthenticated
+from remem.errors import Conflict, Unauthenticated
 from remem.policy.authz import Action
 
 if TYPE_CHECKING:
@@ -46,36 +46,6 @@ _REFUSED = (
     "this member link or session is invalid, used or expired: ask the bot for a new link "
     "(say /memory in your DM with it)"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class LinkSettings:
-    """Where member links point and how long they last.
-
-    ``base_url``: the service's public address (``https://memory.example.com``), the
-    links' prefix; ``None`` gives links relative to the service (``/pad#token=…``).
-    ``lifetime``: how long an unused link stays valid; ``session_lifetime``: how long the
-    session it is exchanged for lasts."""
-
-    base_url: str | None = None
-    lifetime: timedelta = timedelta(minutes=15)
-    session_lifetime: timedelta = timedelta(minutes=30)
-
-    def __post_init__(self) -> None:
-        if self.base_url is not None:
-            url = urllib.parse.urlsplit(self.base_url)
-            if url.scheme not in ("http", "https") or not url.netloc or url.query or url.fragment:
-                raise InvalidInput(
-                    f"the public URL must be http(s)://host[:port][/path], not "
-                    f"{self.base_url[:80]!r} (e.g. https://memory.example.com)"
-                )
-            object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-        for name in ("lifetime", "session_lifetime"):
-            value = getattr(self, name)
-            if not isinstance(value, timedelta) or not (
-                timedelta(minutes=1) <= value <= timedelta(days=1)
-            ):
-                raise InvalidInput(f"{name} must be a timedelta from 1 minute to 1 day")
 
 
 @dataclass(frozen=True, slots=True)
