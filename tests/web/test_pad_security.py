@@ -101,6 +101,9 @@ def test_a_session_is_a_member_whatever_the_members_role_elsewhere(pad: Pad) -> 
         page, "GET", f"/v1/agents/{AGENT}/policy", **{"Remem-Run": json.dumps(ivy.to_json())}
     )
     assert status == 403 and body["rule"] == "member_session_role", body
+    # Nor may a session mint itself a new link (it would never end).
+    status, body = fetch(page, "POST", f"/v1/agents/{AGENT}/member-link", {}, **{"Remem-Pad": "1"})
+    assert status == 403 and body["rule"] == "member_link_from_session", body
     admin_host.close()
 
 

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from remem.app.link_settings import LinkSettings
 from remem.app.principal import MemberSession
-from remem.core.model import format_ts, parse_ts
+from remem.core.model import Scope, format_ts, parse_ts
 from remem.errors import Conflict, Unauthenticated
-from remem.policy.authz import Action
+from remem.policy.authz import Action, Target, decide, require
 
 if TYPE_CHECKING:
     from remem.app.kernel import Kernel
@@ -88,8 +88,10 @@ def _link_url(settings: LinkSettings, token: str) -> str:
 
 def member_link(k: Kernel) -> MemberLink:
     """Mint a link to the scratchpad of the speaker of ``k``'s DM run (``Denied`` with
-    rule ``member_link_dm_only`` in any other run). Stores only the token's hash."""
+    rule ``member_link_dm_only`` in any other run, ``member_link_from_session`` for a
+    member session, which would otherwise renew itself). Stores only the token's hash."""
     k.require_envelope(Action.MEMBER_LINK)
+    require(decide(k.ctx, Action.MEMBER_LINK, Target(Scope.USER), grants=k.engine.principal))
     ctx, settings, now = k.ctx, k.engine.links, k.now()
     assert ctx.actor is not None and ctx.channel is not None  # a DM run has both
     store = k.backend

@@ -1,7 +1,10 @@
 """The FastAPI application of ``remem serve`` (needs the ``server`` extra).
 
 Each request: ``Authorization: Bearer <token>`` → the token's principal
-(:func:`remem.http.tokens.authenticate`, 401 otherwise); the ``Remem-Run`` header's
+(:func:`remem.http.tokens.authenticate`, 401 otherwise), or without that header the
+member page's session cookie → its ``MemberSession`` (:mod:`remem.http.pad`: unsafe
+requests need the page's ``Origin`` and ``Remem-Pad`` header; with no ``Remem-Run`` the
+session's own DM envelope); the ``Remem-Run`` header's
 envelope → :func:`remem.run_context` (403 with the rule when the grants do not cover
 it; the agent in the path must be the envelope's); then the route's call on
 ``Memory.for_principal(principal)`` (so the message-label ceiling holds too). Results

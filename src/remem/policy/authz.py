@@ -74,7 +74,9 @@ owner                          the owner grant (``owner_not_granted``)
 Actor patterns name people: runs without a person (task, system, owner) carry the
 actor their constructor sets, and their grant is the system or owner grant. A
 member session (``Grants.session``) assumes only its own DM with role ``member``
-(rules ``member_session``, ``member_session_role``). In a pattern ``*`` matches any
+(rules ``member_session``, ``member_session_role``), and mints no member link
+(``member_link_from_session``); a member link is minted in DM runs only
+(``member_link_dm_only``). In a pattern ``*`` matches any
 run of characters and is the only wildcard; ``*`` alone matches everything.
 """
 
@@ -247,6 +249,12 @@ def decide(
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
         return within_ceiling(ctx, ceiling)
+    if action is Action.MEMBER_LINK and grants is not None and grants.session:
+        # Else a session could renew itself for ever, link after link.
+        return _deny(
+            "member_link_from_session",
+            "a member session cannot mint member links: ask the bot for one in your DM",
+        )
     if action in _ENVELOPE_ONLY:
         return _envelope_rule(ctx, action, target)
     if action in LEARNING:
