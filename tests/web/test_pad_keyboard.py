@@ -55,12 +55,14 @@ def test_the_whole_member_walk_by_keyboard(pad: Pad) -> None:
     assert "Forgotten" in page.locator("#status").inner_text()
     assert all(n.id != tea.id for n in host.list(ctx))
     # Focus moved to the next note, not lost to the page's top.
+    page.wait_for_function("document.activeElement.dataset.action === 'edit'")
     assert page.evaluate(_FOCUSED).startswith("BUTTON | Edit")
     assert_accessible(page, "after forgetting")
 
     # Correct one.
     tab_to(page, "Edit", city.text)
     page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.tagName === 'TEXTAREA'")
     assert page.evaluate(_FOCUSED).startswith("TEXTAREA | Correct this note")
     page.keyboard.press("Control+A")
     page.keyboard.type("Lives in Lisbon.")
@@ -82,6 +84,7 @@ def test_the_whole_member_walk_by_keyboard(pad: Pad) -> None:
     # Erase everything: confirm, which starts on Cancel.
     tab_to(page, "Erase everything")
     page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement.id === 'erase-no'")
     assert page.evaluate(_FOCUSED).startswith("BUTTON | Cancel")
     assert_accessible(page, "confirming")
     tab_to(page, "Yes, erase everything", back=True)

@@ -70,6 +70,7 @@
     bind();
     await listen(); // subscribed before the first load, so no change falls in between
     await reload();
+    await loadChoices();
   }
 
   // -- loading and rendering -------------------------------------------------------------
@@ -91,33 +92,52 @@
       const list = await fetchNotes();
       notes = new Map(list.map((n) => [n.id, n]));
       render();
-      await loadChoices();
     } catch (answer) {
       handleError(answer);
     }
   }
 
+  // Only the notes that changed are rebuilt, so focus, an open edit and the reading
+  // position survive the reloads live updates cause.
   function render() {
     const list = $("notes");
     const keep = editing && notes.has(editing) ? editing : null;
+    const active = document.activeElement;
+    const focusedNote = active && active.closest ? active.closest("[data-note]") : null;
+    const focused = focusedNote ? { id: focusedNote.dataset.note, action: active.dataset.action,
+                                    area: active.tagName === "TEXTAREA" } : null;
     // An open edit keeps what the member typed and the version they started from, so a
     // change arriving meanwhile makes their save a 409 instead of a silent overwrite.
-    const open = keep ? document.querySelector("form.edit") : null;
+    const open = keep ? list.querySelector("form.edit") : null;
     const area = open ? open.querySelector("textarea") : null;
     const typed = area ? { value: area.value, version: open.dataset.version,
                            start: area.selectionStart, end: area.selectionEnd } : null;
-    const hadFocus = open && open.contains(document.activeElement);
-    list.replaceChildren();
-    for (const note of notes.values()) list.appendChild(noteItem(note, note.id === keep));
-    if (typed) {
-      const form = document.querySelector("form.edit");
+    const old = new Map([...list.children].map((li) => [li.dataset.note, li]));
+    const wanted = [];
+    for (const note of notes.values()) {
+      let li = old.get(note.id);
+      const stale = !li || li.dataset.version !== String(note.version) ||
+        (note.id === keep) !== !!li.querySelector("form.edit");
+      if (stale) li = noteItem(note, note.id === keep);
+      wanted.push(li);
+    }
+    const kept = new Set(wanted);
+    for (const li of [...list.children]) if (!kept.has(li)) li.remove();
+    let cursor = list.firstElementChild;
+    for (const li of wanted) {
+      if (li === cursor) cursor = cursor.nextElementSibling;
+      else list.insertBefore(li, cursor);
+    }
+    const form = keep ? list.querySelector("form.edit") : null;
+    if (typed && form && form !== open) {
       const box = form.querySelector("textarea");
       box.value = typed.value;
       form.dataset.version = typed.version;
-      if (hadFocus) {
-        box.focus();
-        box.setSelectionRange(typed.start, typed.end);
-      }
+      box.setSelectionRange(typed.start, typed.end);
+    }
+    if (focused && !list.contains(document.activeElement) && notes.has(focused.id)) {
+      if (focused.area && form) form.querySelector("textarea").focus();
+      else if (focused.action) focusNote(focused.id, focused.action);
     }
     $("empty").hidden = notes.size > 0;
   }
@@ -130,7 +150,8 @@
   function noteItem(note, withEditor) {
     const textId = "text-" + note.id;
     const item = el("li", { class: "note" + (note.status === "disabled" ? " disabled" : ""),
-                            id: "note-" + note.id, "data-note": note.id });
+                            id: "note-" + note.id, "data-note": note.id,
+                            "data-version": String(note.version) });
     item.appendChild(el("p", { class: "note-text", id: textId, text: note.text }));
     const meta = el("ul", { class: "note-meta", "aria-label": "Details" });
     const where = note.source && note.source.channel_id ? note.source.channel_id : "unknown";
@@ -346,12 +367,8 @@
     const changed = () => {
       clearTimeout(reloadTimer);
       reloadTimer = setTimeout(() => {
-        const active = document.activeElement;
-        const keep = active && active.closest ? active.closest("[data-note]") : null;
-        const keepAction = active && active.dataset ? active.dataset.action : null;
-        reload().then(() => {
-          if (keep && keepAction && notes.has(keep.dataset.note)) focusNote(keep.dataset.note, keepAction);
-        });
+        loadChoices();
+        reload();
       }, 150);
     };
     source.addEventListener("note.changed", changed);
