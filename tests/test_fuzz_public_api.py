@@ -164,6 +164,8 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "consolidate": lambda w: ([w.owner], {"dry_run": True}),
     "command": lambda w: ([w.alice, "remember that I like green tea"], {}),
     "member_link": lambda w: ([w.alice], {}),
+    "dm_slot": lambda w: ([w.alice], {}),
+    "put_dm_slot": lambda w: ([w.alice, "A" * 40], {"if_version": w.mem.dm_slot(w.alice).version}),
     "agents": lambda w: ([], {}),
     "repairs": lambda w: ([], {}),
     "trash_agent": lambda w: ([RunContext.owner("victim"), "victim"], {}),

@@ -1,6 +1,6 @@
-"""``Idempotency-Key`` on ``remember`` against real ``remem serve`` processes: the same
-request sent again returns the first result and writes nothing, also after a restart
-of the server (the ids come from the key, and the log remembers them)."""
+"""``Idempotency-Key`` on ``remember`` and the note changes against real ``remem serve``
+processes: the same request sent again returns the first result and writes nothing, also
+after a restart of the server (the ids come from the key, and the log remembers them)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,62 @@ def test_a_retried_remember_returns_the_first_result_even_after_a_restart(
         assert theirs["id"] != first["id"]
         status, bad = _remember(restarted, token, "x", "k" * 201)
         assert status == 422 and "Idempotency-Key" in bad["message"]
+
+
+def _send(
+    server: Server, token: str, verb: str, path: str, headers: dict[str, str], body: Any = None
+) -> tuple[int, Any]:
+    port = int(server.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    sent = {"Authorization": f"Bearer {token}", "Remem-Run": json.dumps(ME.to_json()), **headers}
+    raw = None if body is None else json.dumps(body).encode()
+    conn.request(verb, f"/v1/agents/{AGENT}/notes/{path}", body=raw, headers=sent)
+    response = conn.getresponse()
+    data = json.loads(response.read())
+    conn.close()
+    return response.status, data
+
+
+#: Each note change sent twice with one key: (verb, path after the note id, body).
+CHANGES = {
+    "correct": ("POST", "/correct", {"text": "I prefer green tea"}),
+    "move": ("POST", "/move", {"scope": "channel"}),
+    "pin": ("POST", "/pin", None),
+    "unpin": ("POST", "/unpin", None),
+    "disable": ("POST", "/disable", None),
+    "enable": ("POST", "/enable", None),
+    "forget": ("DELETE", "", None),
+}
+
+
+def test_a_retried_change_at_its_version_answers_instead_of_409_and_writes_once(
+    tmp_path: Path,
+) -> None:
+    """The first attempt's own event makes the ``If-Match`` version stale (or the note
+    gone); the retry with the same key gets the note, and the log holds one event."""
+    with serve(tmp_path / "data") as server:
+        token = server.token(*HOST_ARGS)
+        _, note = _remember(server, token, "I prefer tea", None)
+        for name, (verb, tail, body) in CHANGES.items():
+            if name == "unpin":
+                assert note["pinned"]
+            headers = {"If-Match": f'"{note["version"]}"', "Idempotency-Key": f"k-{name}"}
+            status, first = _send(server, token, verb, note["id"] + tail, headers, body)
+            assert status == 200, (name, first)
+            events = len(_history(server, token, note["id"]))
+            status, again = _send(server, token, verb, note["id"] + tail, headers, body)
+            assert (status, again["version"]) == (200, first["version"]), (name, again)
+            assert len(_history(server, token, note["id"])) == events, name
+            # Without the key the same request is a new one, and its version is stale.
+            stale = {"If-Match": headers["If-Match"]}
+            status, refused = _send(server, token, verb, note["id"] + tail, stale, body)
+            assert status in (404, 409), (name, refused)
+            note = first
+        # One key on two different notes is two requests, not one.
+        _, a = _remember(server, token, "I like rain", None)
+        _, b = _remember(server, token, "I like snow", None)
+        for target in (a, b):
+            status, pinned = _send(
+                server, token, "POST", target["id"] + "/pin", {"Idempotency-Key": "same"}
+            )
+            assert status == 200 and pinned["pinned"], pinned

@@ -21,7 +21,7 @@ import remem
 PACKAGE = Path(remem.__file__).parent
 #: Modules allowed to import ``Memory`` / ``remem.service``: the facade's users.
 ABOVE_THE_FACADE = ("remem", "remem.service", "remem.cli", "remem.demo", "remem.testing")
-ADAPTERS = ("remem.http", "remem.mcp", "remem.web")
+ADAPTERS = ("remem.http", "remem.mcp", "remem.web", "remem.e2ee")
 FACADE = "remem.service"
 
 

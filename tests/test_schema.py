@@ -125,6 +125,9 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield dict[str, int], mem.tags(o)
     with mem.subscribe(o, after=0) as changes:
         yield builtins.list[Change], changes.poll()
+    yield return_annotations()["dm_slot"], mem.dm_slot(b)
+    yield return_annotations()["put_dm_slot"], mem.put_dm_slot(b, "A" * 40, if_version=0)
+    yield return_annotations()["dm_slot"], mem.dm_slot(b)
     yield return_annotations()["repairs"], torn_tail_repairs(data_dir, clock)
 
 

@@ -15,6 +15,7 @@ module, and every name those modules do not document, may change in any release.
 """
 
 from remem.app.commands import Reply
+from remem.app.dm_slot import DmSlot
 from remem.app.envelope import envelope_from_json
 from remem.app.link_settings import LinkSettings
 from remem.app.member_links import MemberLink
@@ -52,6 +53,7 @@ __all__ = [
     "Conflict",
     "CorruptLog",
     "Denied",
+    "DmSlot",
     "Event",
     "HostPrincipal",
     "InvalidInput",

@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
@@ -41,6 +43,7 @@ from remem.schema import from_json, to_json
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.app.member_links import MemberLink
     from remem.core.events import Event
     from remem.core.projection import Revision
@@ -138,7 +141,7 @@ class RemoteMemory:
                         f"cannot reach the remem service at {self._parts.netloc}: {exc}",
                         applied=None,
                     ) from None
-        return response.status, json.loads(data) if data else None
+        return response.status, orjson.loads(data) if data else None
 
     def _call(self, method: str, ctx: RunContext | None, /, **values: Any) -> Any:
         route = BY_NAME[method]
@@ -403,6 +406,18 @@ class RemoteMemory:
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
         result: ConsolidationReport = self._call("consolidate", ctx, dry_run=dry_run)
+        return result
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot:
+        result: DmSlot = self._call("dm_slot", ctx)
+        return result
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot:
+        if type(if_version) is not int:  # If-Match carries it: checked before it is sent
+            raise InvalidInput(
+                f"if_version is the slot version read (an int), not {if_version!r:.40}"
+            )
+        result: DmSlot = self._call("put_dm_slot", ctx, blob=blob, if_version=if_version)
         return result
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:

@@ -28,7 +28,7 @@ the server (-32000 to -32099).
 
 The body (:func:`error_body`) is ``{"code", "message"}`` plus ``rule`` for ``Denied``,
 ``reason`` for ``Rejected`` and ``current`` (the note's JSON form, see
-:mod:`remem.schema`) for a ``Conflict`` that knows the current note.
+:mod:`remem.schema`, or an encrypted DM slot's) for a ``Conflict`` that knows it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from remem.app.dm_slot import DmSlot
 from remem.core.model import Note
 from remem.errors import (
     ConfigError,
@@ -128,8 +129,10 @@ def error_from_body(body: object) -> RememError:
         args["rule"] = str(data["rule"])
     if issubclass(cls, Rejected):
         args["reason"] = str(data.get("reason") or "")
-    if issubclass(cls, Conflict) and isinstance(data.get("current"), dict):
-        args["current"] = from_json(Note, data["current"])
+    current = data.get("current")
+    if issubclass(cls, Conflict) and isinstance(current, dict):
+        # A slot's form has a blob; a note's has none.
+        args["current"] = from_json(DmSlot if "blob" in current else Note, current)
     return cls(message, **args)
 
 
@@ -145,7 +148,7 @@ def error_body_schema() -> dict[str, Any]:
             "message": {"type": "string"},
             "rule": {"type": "string"},
             "reason": {"type": "string"},
-            "current": {"$ref": "#/$defs/Note"},
+            "current": {"anyOf": [{"$ref": "#/$defs/Note"}, {"$ref": "#/$defs/DmSlot"}]},
         },
         "required": ["code", "message"],
         "additionalProperties": False,

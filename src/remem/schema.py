@@ -40,6 +40,7 @@ from typing import Any, Union
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
 from remem.app.member_links import MemberLink
 from remem.app.subscription import Change
@@ -427,6 +428,7 @@ for _cls in (
     TornTail,
     Change,
     MemberLink,
+    DmSlot,
 ):
     _register_fields(_cls)
 _register(LearnReport, _dump_learn, _load_learn, _LEARN_SCHEMA)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from remem.app.agent_state import AgentLog
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.app.link_settings import LinkSettings
     from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
@@ -249,7 +250,10 @@ class Memory:
         """Set a channel's policy (admins or its stewards; ``stewards=`` admins only).
 
         Keys: ``memory`` (bool), ``inferred`` (auto|review|off|evidence:N), ``kinds``,
-        ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``stewards``.
+        ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``stewards``, and
+        ``e2ee`` (bool: an end-to-end encrypted DM, where plaintext ``remember``,
+        ``correct``, ``learn``, ``compile`` and recall queries are ``Denied``, rule
+        ``e2ee_plaintext``; its memory is the encrypted slot, see :mod:`remem.e2ee`).
         A value looser than a wider layer is clamped; the result's notices say so.
         """
         return self._impl.set_channel_policy(ctx, channel, **values)
@@ -493,6 +497,24 @@ class Memory:
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport:
         """Merge live notes of one scope that say the same thing (owners and admins)."""
         return self._impl.consolidate(ctx, dry_run)
+
+    # -- end-to-end encrypted DM memory (remem.e2ee) -----------------------------------
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot:
+        """The encrypted memory slot of ``ctx``'s DM thread (its channel): thread id,
+        version (0: never written) and sealed blob (``None`` before the first write).
+        Only runs in that DM (the member's turn or page, the host's system run in that
+        thread) may read it; ``Denied`` (rule ``dm_slot_thread``) for any other. The
+        server holds no key: :class:`remem.e2ee.DmMemory` opens it."""
+        return self._impl.dm_slot(ctx)
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot:
+        """Replace the slot of ``ctx``'s DM thread with ``blob`` (sealed by the client,
+        see :mod:`remem.e2ee`), written whole at the version read: ``if_version`` is
+        that version (0 for a new slot), the slot's new version is ``if_version + 1``.
+        ``Conflict`` (``current``: the slot now) when another write came first: read
+        again, re-apply and write. ``Denied`` as for :meth:`dm_slot`."""
+        return self._impl.put_dm_slot(ctx, blob, if_version=if_version)
 
     # -- conversation ----------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 Each builds its event against the state under the agent's writer lock: the note must
 be visible, changeable by the envelope (:meth:`Kernel.require`), at ``if_version`` when
-given (``Conflict`` otherwise) and live.
+given (``Conflict`` otherwise) and live. Inside :func:`remem.app.idempotency.idempotent`
+(an HTTP ``Idempotency-Key``) the event's id comes from the seed and the note id, so the
+same request sent again is answered with the note instead of being applied twice.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from remem.app.idempotency import current_seed, keyed_id
 from remem.app.kernel import Kernel
 from remem.core.events import (
     Corrected,
@@ -24,7 +27,7 @@ from remem.core.events import (
 from remem.core.model import LIVE_STATUSES, Note, Scope, Status, parse_enum
 from remem.core.projection import State
 from remem.core.text import canonical_text
-from remem.errors import Conflict, InvalidInput
+from remem.errors import Conflict, InvalidInput, NotFound
 from remem.policy.authz import Action, Target
 from remem.policy.guard import check_note_text
 
@@ -47,24 +50,43 @@ def change(
     if if_version is not None and (type(if_version) is not int or if_version < 1):
         raise InvalidInput("if_version must be a note version (a whole number from 1) or None")
 
+    seed = current_seed()  # read in the caller's thread (build may run on another)
+    eid = None if seed is None else keyed_id(seed, "ev", f"change {note_id}")
+
     def build(state: State) -> tuple[list[Event], str]:
-        note = k.visible(state, note_id)
-        k.require(state, Action.CHANGE, k.target(note))
-        if if_version is not None and note.version != if_version:
-            raise Conflict(
-                f"note {note_id} is at version {note.version}, not {if_version}; "
-                "read it again and retry",
-                current=note,
-            )
-        if note.status not in allowed_set:
-            raise InvalidInput(
-                f"note {note_id} is {note.status.value}; this change needs a live note"
-            )
-        event = make(note, k.envelope())
+        try:
+            note = _changeable(k, state, note_id, if_version, allowed_set)
+        except (Conflict, InvalidInput, NotFound):
+            # A retried request (same Idempotency-Key) whose first attempt was applied: its
+            # own event made the version stale or the note gone; answer, don't refuse.
+            if eid is not None and any(ev.eid == eid for ev in agent.log.history(note_id)):
+                return [], note_id
+            raise
+        envelope = k.envelope()
+        if eid is not None:  # the same request again builds the same event (a no-op)
+            envelope["eid"] = eid
+        event = make(note, envelope)
         return ([event] if event else []), note.id
 
     nid = agent.write(build)
     return agent.state.notes[nid]
+
+
+def _changeable(
+    k: Kernel, state: State, note_id: str, if_version: int | None, allowed: frozenset[Status]
+) -> Note:
+    """The note, if this envelope may change it at ``if_version`` in its status."""
+    note = k.visible(state, note_id)
+    k.require(state, Action.CHANGE, k.target(note))
+    if if_version is not None and note.version != if_version:
+        raise Conflict(
+            f"note {note_id} is at version {note.version}, not {if_version}; "
+            "read it again and retry",
+            current=note,
+        )
+    if note.status not in allowed:
+        raise InvalidInput(f"note {note_id} is {note.status.value}; this change needs a live note")
+    return note
 
 
 def forget(k: Kernel, note_id: str, *, if_version: int | None = None) -> Note:
@@ -84,6 +106,7 @@ def correct(k: Kernel, note_id: str, text: str, *, if_version: int | None = None
     check_note_text(text, max_chars=k.limits().max_note_chars)
 
     def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
+        k.require_plaintext()  # under the writer lock, after the note's own checks
         if note.text == text:
             return None
         return Corrected(note_id=note.id, text=text, **env)

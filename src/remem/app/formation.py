@@ -44,6 +44,7 @@ def learn(
     check_messages(messages, summary)  # sizes, fields and ids, before any work
     parsed = normalize_messages(messages)
     k.state()
+    k.require_plaintext()  # nothing of an e2ee channel's messages is learned in the clear
     return Learner(k, classifier, relearn=relearn).run(parsed, summary)
 
 

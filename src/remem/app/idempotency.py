@@ -5,8 +5,11 @@ A caller (the HTTP service, from a request's ``Idempotency-Key``) runs a write i
 and the request. The write derives its ids from the seed (:func:`keyed_id`) instead of
 drawing random ones, so the same request sent again builds the same note id and event
 id: the store ignores an event whose id is in the log, and ``remember`` answers with the
-note already written. It holds across processes sharing the data directory and across
-restarts, since only the log remembers. ``remember`` honours it; other writes ignore it.
+note already written; a note change (correct, move, forget, disable, enable, pin, unpin)
+derives its event id from the seed and the note id, and a retry whose first attempt was
+applied answers with the note (as it is now) instead of a ``Conflict`` its own first
+attempt caused. It holds across processes sharing the data directory and across
+restarts, since only the log remembers. Other writes ignore it.
 """
 
 from __future__ import annotations

@@ -234,6 +234,37 @@ class Kernel:
         engine = self.engine
         require(decide(self.ctx, action, target, ceiling=engine.max_role, labels=engine.labels))
 
+    def require_e2ee_rule(self, action: Action, consequence: str = "") -> None:
+        """``Denied`` unless the rule of encrypted DM memory for ``action`` (``DM_SLOT``,
+        ``PLAINTEXT``; see :mod:`remem.policy.e2ee_rules`) allows this run, judged with
+        whether its channel's policy marks it ``e2ee`` (see :meth:`channel_e2ee`)."""
+        channel = self.ctx.channel
+        e2ee = self.channel_e2ee()
+        engine = self.engine
+        decision = decide(
+            self.ctx,
+            action,
+            Target(Scope.CHANNEL, channel),
+            ceiling=engine.max_role,
+            labels=engine.labels,
+            e2ee=e2ee,
+        )
+        require(decision, consequence)
+
+    def channel_e2ee(self) -> bool:
+        """Whether this run's channel policy marks it end-to-end encrypted, in the state
+        as last read (the use cases check it after their read or under the writer lock;
+        reading here would index new notes before a batch of writes is done)."""
+        channel = self.ctx.channel
+        return channel is not None and self.limits(channel).e2ee
+
+    def require_plaintext(self) -> None:
+        """``Denied`` (rule ``e2ee_plaintext``) when this run's channel is marked ``e2ee``:
+        its message text may not enter memory in the clear. (Elsewhere the other rules
+        decide, in their order: an unpaired run's note stays invisible, not refused.)"""
+        if self.channel_e2ee():
+            self.require_e2ee_rule(Action.PLAINTEXT, "; nothing was stored")
+
     @staticmethod
     def target(note: Note) -> Target:
         return Target(note.scope, note.scope_id, note.created_by)

@@ -18,6 +18,7 @@ from remem.app import (
     change,
     commands,
     compaction,
+    dm_slot,
     formation,
     member_links,
     reading,
@@ -38,6 +39,7 @@ from remem.errors import InvalidInput
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.app.member_links import MemberLink
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
@@ -260,6 +262,12 @@ class LocalMemory:
         if not isinstance(dry_run, bool):
             raise InvalidInput("dry_run must be True or False")
         return formation.consolidate(k, dry_run=dry_run)
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot:
+        return dm_slot.dm_slot(self.engine.kernel(ctx))
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot:
+        return dm_slot.put_dm_slot(self.engine.kernel(ctx), blob, if_version=if_version)
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:
         k = self.engine.kernel(ctx)

@@ -24,6 +24,7 @@ from remem.core.model import Basis, Kind, Note, Scope, Source, Status
 if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
+    from remem.app.dm_slot import DmSlot
     from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
     from remem.context import RunContext
@@ -181,6 +182,10 @@ class MemoryImpl(Protocol):
     def undo_run(self, ctx: RunContext, run_id: str) -> builtins.list[Revision]: ...
 
     def consolidate(self, ctx: RunContext, dry_run: bool = False) -> ConsolidationReport: ...
+
+    def dm_slot(self, ctx: RunContext) -> DmSlot: ...
+
+    def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot: ...
 
     def command(self, ctx: RunContext, text: str) -> Reply | None: ...
 

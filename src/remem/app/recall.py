@@ -32,6 +32,8 @@ def recall(
     check_optional_id(tag, "tag")
     k.require_envelope(Action.ACCESS)
     state = k.state()
+    if query.strip():  # a query is message text: not in the clear from an e2ee channel
+        k.require_plaintext()
     return run_recall(
         k.agent,
         state,
@@ -64,6 +66,7 @@ def compile_prompt(
         ("briefing", briefing),
     ):
         check_str(part, what)
+    k.require_plaintext()
     found = recall(k, check_str(message, "message"))
     return assemble(
         found, message, identity=identity, purpose=purpose, policy=policy, briefing=briefing

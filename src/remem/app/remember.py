@@ -187,6 +187,7 @@ def plan_remember(
         parse_enum(Scope, scope, "scope") if scope is not None else default_scope(ctx, parsed_kind)
     )
     resolved_id, limits, plain_source = _grant(k, state, parsed_scope, scope_id)
+    k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
     if parsed_kind is Kind.PROCEDURE:
         k.require_envelope(Action.WRITE_PROCEDURE)
     screen_write(

@@ -13,7 +13,7 @@ with the table's status. A note result carries ``ETag: "<version>"``; changes ta
 ``If-Match``. Every ``/v1`` response is ``Cache-Control: no-store``. No CORS headers are
 sent (browsers keep other origins out), ``/docs`` is off, and the access log (logger
 ``remem.http.access``, one JSON object a line) holds the route, the token's name, the
-status and the time: never a token, a note's text or a query.
+status, the time and the serving process's id: never a token, a note's text or a query.
 """
 
 from __future__ import annotations
@@ -179,7 +179,8 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
         return route.call(view, ctx, args), name
     # Who asks, what, in which envelope, with which key and body: the same request again
     # derives the same ids, in any process (remem.app.idempotency).
-    seed = seed_of(name, route.name, json.dumps(ctx.to_json(), sort_keys=True), key, raw)
+    envelope = json.dumps(ctx.to_json(), sort_keys=True)
+    seed = seed_of(name, route.name, request.url.path, envelope, key, raw)
     with idempotent(seed):
         return route.call(view, ctx, args), name
 
@@ -267,7 +268,15 @@ def _log(route: str, method: str, status: int, started: float, who: str) -> None
     ms = round((time.perf_counter() - started) * 1000, 2)
     ACCESS.info(
         orjson.dumps(
-            {"method": method, "route": route, "status": status, "ms": ms, "token": who}
+            {
+                "method": method,
+                "route": route,
+                "status": status,
+                "ms": ms,
+                "token": who,
+                # which process of `remem serve --workers N` served it
+                "pid": os.getpid(),
+            }
         ).decode()
     )
 
@@ -309,15 +318,18 @@ def create_app(
     service = Service(mem, store, trust_test_clock=trust_test_clock)
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     spec = orjson.dumps(document())
+    # Plain Starlette routes: each endpoint reads its Request itself (routes.py declares and
+    # checks the fields), so FastAPI's per-request dependency solving would be pure cost
+    # (~0.1-0.2 ms a request, benchmarks/README.md).
     for route in ROUTES:
-        app.add_api_route(
+        app.add_route(
             route.full_path, _endpoint(service, route), methods=[route.verb], name=route.name
         )
 
-    async def healthz() -> Response:
+    async def healthz(request: Request) -> Response:
         return _json({"status": "ok"}, 200)
 
-    async def openapi() -> Response:
+    async def openapi(request: Request) -> Response:
         return Response(spec, media_type="application/json")
 
     async def agents(request: Request) -> Response:
@@ -329,10 +341,10 @@ def create_app(
         grants = principal.grants
         return _json([a for a in names if any(pattern_matches(p, a) for p in grants.agents)], 200)
 
-    app.add_api_route("/healthz", healthz, methods=["GET"])
-    app.add_api_route("/openapi.json", openapi, methods=["GET"])
-    app.add_api_route("/v1/agents", agents, methods=["GET"])
-    app.add_api_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
+    app.add_route("/healthz", healthz, methods=["GET"])
+    app.add_route("/openapi.json", openapi, methods=["GET"])
+    app.add_route("/v1/agents", agents, methods=["GET"])
+    app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
     return app
 

@@ -164,10 +164,11 @@ def add_pad_routes(app: FastAPI, mem: Memory) -> None:
     """Serve the member pages (see the module docstring) from ``app`` over ``mem``."""
     store = mem.backend
 
-    async def page() -> Response:
+    async def page(request: Request) -> Response:
         return Response((STATIC / "pad.html").read_bytes(), 200, PAGE_HEADERS, _TYPES[".html"])
 
-    async def static(name: str) -> Response:
+    async def static(request: Request) -> Response:
+        name = str(request.path_params["name"])
         path = STATIC / name
         if not _NAME.match(name) or not path.is_file():
             return _json({"code": "not_found", "message": "no such file"}, 404)
@@ -186,9 +187,10 @@ def add_pad_routes(app: FastAPI, mem: Memory) -> None:
         except RememError as exc:
             return _json(error_body(exc), http_status(exc))
 
-    app.add_api_route("/pad", page, methods=["GET"])
-    app.add_api_route("/pad/static/{name}", static, methods=["GET"])
-    app.add_api_route("/pad/session", session, methods=["GET", "POST", "DELETE"])
+    # Plain Starlette routes, like the /v1 ones: each endpoint reads its Request itself.
+    app.add_route("/pad", page, methods=["GET"])
+    app.add_route("/pad/static/{name}", static, methods=["GET"])
+    app.add_route("/pad/session", session, methods=["GET", "POST", "DELETE"])
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from typing import Any
 
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
+from remem.app.dm_slot import DmSlot
 from remem.app.member_links import MemberLink
 from remem.app.memory_impl import MemoryImpl
 from remem.context import RunContext
@@ -158,6 +159,7 @@ def _change(method: str) -> Route:
         Note,
         lambda m, c, a: getattr(m, method)(c, a["note_id"], if_version=a.if_version),
         if_match=True,
+        idempotent=True,
     )
 
 
@@ -180,6 +182,15 @@ def _changes(m: MemoryImpl, c: RunContext, a: Args) -> dict[str, Any]:
 def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
     now = None if a["now"] is None else from_json(datetime, a["now"])
     return m.status_of(c, from_json(Note, a["note"]), now)
+
+
+def _put_dm_slot(m: MemoryImpl, c: RunContext, a: Args) -> DmSlot:
+    """A slot is written whole at the version read: ``If-Match`` is required."""
+    if a.if_version is None:
+        raise InvalidInput(
+            'send If-Match with the slot version the write is based on ("0" for a new slot)'
+        )
+    return m.put_dm_slot(c, a["blob"], if_version=a.if_version)
 
 
 ROUTES: builtins.list[Route] = [
@@ -217,6 +228,7 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.correct(c, a["note_id"], a["text"], if_version=a.if_version),
         body={"text": ("str", REQUIRED)},
         if_match=True,
+        idempotent=True,
     ),
     Route(
         "move",
@@ -228,6 +240,7 @@ ROUTES: builtins.list[Route] = [
         ),
         body={"scope": ("str", REQUIRED), "scope_id": ("str?", None)},
         if_match=True,
+        idempotent=True,
     ),
     *(_change(name) for name in ("forget", "disable", "enable", "pin", "unpin")),
     Route(
@@ -400,6 +413,16 @@ ROUTES: builtins.list[Route] = [
         query={"after": ("int?", None), "wait": ("int?", None)},
     ),
     Route("member_link", "POST", "/member-link", MemberLink, lambda m, c, a: m.member_link(c)),
+    Route("dm_slot", "GET", "/dm-slot", DmSlot, lambda m, c, a: m.dm_slot(c)),
+    Route(
+        "put_dm_slot",
+        "PUT",
+        "/dm-slot",
+        DmSlot,
+        _put_dm_slot,
+        body={"blob": ("str", REQUIRED)},
+        if_match=True,
+    ),
     Route(
         "trash_agent",
         "POST",

@@ -25,6 +25,9 @@ cron / sop / webhook / task  read agent (+ own channel); write agent scope and o
                              channel; change what they wrote; no user scope
 ===========================  =====================================================
 
+The encrypted DM slot (``DM_SLOT``) and plaintext in an ``e2ee`` channel
+(``PLAINTEXT``) have their own rules, for every role: :mod:`remem.policy.e2ee_rules`.
+
 Before any of these, two rules hold for every principal: an unpaired envelope
 may do nothing, and no envelope may carry a role above the **role ceiling**,
 the highest role the caller that built it may assert for anyone
@@ -88,6 +91,7 @@ from enum import StrEnum
 from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
 from remem.errors import Denied, InvalidInput
+from remem.policy.e2ee_rules import dm_slot_rule, plaintext_rule
 
 
 class Action(StrEnum):
@@ -123,6 +127,10 @@ class Action(StrEnum):
     #: Mint a member link (a bearer credential for the speaker's own scratchpad): DM
     #: runs of a paired person only (rule ``member_link_dm_only``).
     MEMBER_LINK = "member_link"
+    #: Read or write a DM's encrypted memory slot (``target.scope_id``: the thread).
+    DM_SLOT = "dm_slot"
+    #: Put the run's message text into memory in the clear (see ``e2ee=``).
+    PLAINTEXT = "plaintext"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +240,7 @@ def decide(
     ceiling: Role = Role.OWNER,
     labels: Role | None = None,
     grants: Grants | None = None,
+    e2ee: bool = False,
 ) -> Decision:
     """Whether ``ctx`` may perform ``action`` on ``target``, with the rule that decided.
 
@@ -241,6 +250,9 @@ def decide(
     ``labels``: the highest role a learned message's label may assert (default
     ``ceiling``; a principal's ``max_role`` where its grants admitted the envelope).
     ``grants``: the principal's, for ``ASSUME_ENVELOPE`` (``target`` is unused there).
+    ``e2ee``: the run's channel is marked end-to-end encrypted (for ``PLAINTEXT`` and
+    ``DM_SLOT``; the
+    rules of encrypted DM memory are in :mod:`remem.policy.e2ee_rules`).
     """
     if action is Action.ASSUME_ENVELOPE:
         return _assume_envelope(ctx, grants)
@@ -249,12 +261,12 @@ def decide(
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
         return within_ceiling(ctx, ceiling)
-    if action is Action.MEMBER_LINK and grants is not None and grants.session:
-        # Else a session could renew itself for ever, link after link.
-        return _deny(
-            "member_link_from_session",
-            "a member session cannot mint member links: ask the bot for one in your DM",
-        )
+    if action is Action.MEMBER_LINK:
+        return _member_link(ctx, grants)
+    if action is Action.DM_SLOT:
+        return Decision(*dm_slot_rule(ctx, target.scope_id, e2ee))
+    if action is Action.PLAINTEXT:
+        return Decision(*plaintext_rule(e2ee, ctx.channel))
     if action in _ENVELOPE_ONLY:
         return _envelope_rule(ctx, action, target)
     if action in LEARNING:
@@ -289,13 +301,7 @@ def require(decision: Decision, consequence: str = "") -> None:
 
 
 _ENVELOPE_ONLY = frozenset(
-    {
-        Action.ACCESS,
-        Action.PERSONAL_SCOPE,
-        Action.WRITE_PROCEDURE,
-        Action.TRASH_AGENT,
-        Action.MEMBER_LINK,
-    }
+    {Action.ACCESS, Action.PERSONAL_SCOPE, Action.WRITE_PROCEDURE, Action.TRASH_AGENT}
 )
 
 
@@ -307,14 +313,6 @@ def _envelope_rule(ctx: RunContext, action: Action, target: Target) -> Decision:
         if ctx.has_personal_scope:
             return _allow("personal_scope")
         return _deny("no_personal_scope", f"{ctx.role.value} runs have no personal scope")
-    if action is Action.MEMBER_LINK:
-        if ctx.kind is RunKind.DM and ctx.has_personal_scope:
-            return _allow("member_link_dm")
-        return _deny(
-            "member_link_dm_only",
-            "a member link is a bearer credential: it is minted only in the member's own DM "
-            "(ask me in a DM)",
-        )
     if action is Action.WRITE_PROCEDURE:
         if ctx.role.is_admin:
             return _allow("admin")
@@ -331,6 +329,23 @@ def _envelope_rule(ctx: RunContext, action: Action, target: Target) -> Decision:
     if ctx.role is Role.OWNER:
         return _allow("owner")
     return _deny("owner_only", f"only the owner may {action.value.replace('_', ' ')}")
+
+
+def _member_link(ctx: RunContext, grants: Grants | None) -> Decision:
+    """A member link (a bearer credential) is minted in the member's own DM only, and
+    never by a member session (else a session could renew itself for ever)."""
+    if grants is not None and grants.session:
+        return _deny(
+            "member_link_from_session",
+            "a member session cannot mint member links: ask the bot for one in your DM",
+        )
+    if ctx.kind is RunKind.DM and ctx.has_personal_scope:
+        return _allow("member_link_dm")
+    return _deny(
+        "member_link_dm_only",
+        "a member link is a bearer credential: it is minted only in the member's own DM "
+        "(ask me in a DM)",
+    )
 
 
 def _reviewer(ctx: RunContext, action: Action, target: Target, steward: bool) -> Decision:

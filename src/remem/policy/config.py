@@ -27,6 +27,8 @@ class Limits:
     agent_write_access: frozenset[str] = frozenset()
     rule_learning: str = "review"  # off | review | auto
     max_rule_chars: int = 8_000
+    #: End-to-end encrypted (a DM's channel policy): no message text in the clear.
+    e2ee: bool = False
 
 
 DEFAULT_LIMITS = Limits()

@@ -41,6 +41,7 @@ FILE_KEYS = frozenset(
         "agent_write_access",
         "rule_learning",
         "max_rule_chars",
+        "e2ee",
     }
 )
 #: Channel policy keys (API name → limits field).
@@ -51,6 +52,7 @@ CHANNEL_KEYS = {
     "retention_days": "retention_days",
     "recall_max_notes": "recall_max_notes",
     "recall_max_chars": "recall_max_chars",
+    "e2ee": "e2ee",
 }
 
 
@@ -102,6 +104,7 @@ _STRICTER: dict[str, Callable[[Any, Any], Any]] = {
     "agent_write_access": lambda a, b: a & b,
     "rule_learning": lambda a, b: max(a, b, key=_RULE_ORDER.__getitem__),
     "max_rule_chars": min,
+    "e2ee": lambda a, b: a or b,
 }
 
 
@@ -121,7 +124,7 @@ def _choice(key: str, value: Any, choices: Mapping[str, int]) -> str:
 
 def parse_value(key: str, value: Any) -> Any:
     """Validate one policy value; raises :class:`ConfigError` naming the key."""
-    if key in ("enabled", "group_user_recall"):
+    if key in ("enabled", "group_user_recall", "e2ee"):
         if not isinstance(value, bool):
             raise ConfigError(f"{key} must be true or false, not {value!r}")
         return value

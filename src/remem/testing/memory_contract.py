@@ -41,6 +41,7 @@ from typing import Any
 
 from remem.service import Memory
 from remem.testing.memory_cases_changes import ChangeCases
+from remem.testing.memory_cases_e2ee import E2eeCases
 from remem.testing.memory_cases_formation import FormationCases
 from remem.testing.memory_cases_notes import NoteCases
 from remem.testing.memory_cases_policy import PolicyCases
@@ -92,6 +93,8 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "consolidate": _GUARDED,
     "command": frozenset({OK}),
     "member_link": _GUARDED,
+    "dm_slot": _GUARDED,
+    "put_dm_slot": frozenset({OK, DENIED, CONFLICT}),
     "agents": frozenset({OK}),
     "repairs": frozenset({OK}),
     "trash_agent": _GUARDED,
@@ -139,7 +142,7 @@ def missing_cases(cls: type) -> dict[str, Any]:
     return {k: v for k, v in report.items() if v}
 
 
-class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases):
+class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases, E2eeCases):
     """The Memory-level contract; see the module docstring for how to run it."""
 
     def test_every_public_method_has_its_cases(self) -> None:
