@@ -145,6 +145,7 @@ def test_erase_everything_after_confirming(pad: Pad) -> None:
     ]
     page = pad.open(ctx, width=390)  # a phone
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert serious_violations(page) == []
     pad.shot(page, "phone")
     page.get_by_role("button", name="Erase everything…").click()
     assert page.get_by_role("button", name="Cancel").evaluate("b => b === document.activeElement")
