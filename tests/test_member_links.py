@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from http_server import Server, serve
-from remem import Memory, RunContext
+from remem import HostPrincipal, Memory, Role, RunContext
 from remem.app.commands import ASK_IN_DM
 from remem.app.member_links import (
     LINKS,
@@ -206,3 +206,50 @@ def test_the_page_script_never_parses_text_as_html() -> None:
         assert sink not in script, sink
     page = (pad.STATIC / "pad.html").read_text()
     assert "<script>" not in page and "style=" not in page and "http" not in page.split("<body>")[1]
+
+
+SESSION = MemberSession(DM.actor or "", AGENT, DM.channel or "")
+HOST = HostPrincipal((AGENT,), ("discord:*",), ("*",), Role.ADMIN, frozenset({Role.CRON}))
+
+ADMIN_DM = RunContext.dm(AGENT, "discord:dm-8", "discord:8", role=Role.ADMIN)
+GROUP = RunContext.group(AGENT, "discord:general", DM.actor or "")
+ADMIN_GROUP = RunContext.group(AGENT, "discord:general", "discord:8", role=Role.ADMIN)
+UNPAIRED = RunContext.dm(AGENT, "discord:dm-9", "discord:9", role=Role.UNPAIRED)
+CRON = RunContext.system(AGENT, Role.CRON)
+TASK = RunContext.task(AGENT, "discord:general")
+DM_ONLY, FROM_SESSION = "member_link_dm_only", "member_link_from_session"
+
+# fmt: off
+#: Who may mint a member link, as a table: (who, envelope, whose view calls, rule or ok).
+LINK_TABLE: list[tuple[str, RunContext, Any, str]] = [
+    ("member in their DM",  DM,                     None,    "ok"),
+    ("admin in their DM",   ADMIN_DM,               None,    "ok"),
+    ("host's view, DM",     DM,                     HOST,    "ok"),
+    ("member in a group",   GROUP,                  None,    DM_ONLY),
+    ("admin in a group",    ADMIN_GROUP,            HOST,    DM_ONLY),
+    ("owner run",           RunContext.owner(AGENT), None,   DM_ONLY),
+    ("cron run",            CRON,                   HOST,    DM_ONLY),
+    ("task run",            TASK,                   None,    DM_ONLY),
+    ("unpaired DM",         UNPAIRED,               None,    "unpaired"),
+    ("member session",      DM,                     SESSION, FROM_SESSION),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("who", "ctx", "principal", "outcome"), LINK_TABLE, ids=[r[0] for r in LINK_TABLE]
+)
+def test_who_may_mint_a_member_link(
+    tmp_path: Path, who: str, ctx: RunContext, principal: Any, outcome: str
+) -> None:
+    with Memory.open(tmp_path / "data", embedder=None) as mem:
+        view = mem if principal is None else mem.for_principal(principal)
+        if outcome == "ok":
+            link = view.member_link(ctx)
+            assert (link.member, link.channel) == (ctx.actor, ctx.channel)
+            assert mem.backend.record_keys(LINKS) != []
+            return
+        with pytest.raises(Denied) as error:
+            view.member_link(ctx)
+        assert error.value.rule == outcome, who
+        assert mem.backend.record_keys(LINKS) == []
