@@ -74,6 +74,7 @@ def test_edit_add_forget_disable_accept_and_choices_reach_the_bot(pad: Pad) -> N
     stale = host.remember(ctx, "Prefers email.", scope="user")
     old = host.remember(ctx, "Works on the billing team.", scope="user")
     guess = host.remember(ctx, "Likes cycling.", scope="user", basis="inferred")
+    wrong_guess = host.remember(ctx, "Dislikes mornings.", scope="user", basis="inferred")
     page = pad.open(ctx)
 
     # Edit (correct): the bot sees the corrected text, at the next version.
@@ -106,6 +107,10 @@ def test_edit_add_forget_disable_accept_and_choices_reach_the_bot(pad: Pad) -> N
     note_item(page, guess.text).get_by_role("button", name="Accept").click()
     note_item(page, guess.text).get_by_role("button", name="Disable").wait_for()
     assert host.get(ctx, guess.id).status is Status.ACTIVE
+    # Reject another: it leaves the page and is never recalled.
+    note_item(page, wrong_guess.text).get_by_role("button", name="Reject").click()
+    note_item(page, wrong_guess.text).wait_for(state="detached")
+    assert host.get(ctx, wrong_guess.id).status is Status.REJECTED
 
     # Forget: gone from the page and from the bot's memory.
     note_item(page, old.text).get_by_role("button", name="Forget").click()
@@ -115,8 +120,11 @@ def test_edit_add_forget_disable_accept_and_choices_reach_the_bot(pad: Pad) -> N
     # Participant choices.
     page.get_by_label("Let the agent note things it infers about me").uncheck()
     page.wait_for_selector("#status:has-text('Saved')")
+    page.get_by_label("Let the agent use what it knows about me in other channels").check()
+    page.wait_for_selector("#status:has-text('other channels: on')")
     values = host.effective_policy(ctx)["values"]
     assert values["my_inferred"]["value"] is False
+    assert values["my_cross_channel"]["value"] is True
     assert serious_violations(page) == []
 
 
