@@ -50,6 +50,9 @@
   async function start() {
     const fragment = new URLSearchParams(location.hash.slice(1));
     const token = fragment.get("token");
+    // The key of the encrypted DM slot, if the bot's link carries one: kept in this
+    // page's memory only, never stored nor sent.
+    const slotKeyText = fragment.get("slot_key");
     if (location.hash) {
       // The token is a credential: out of the address bar and history before anything else.
       history.replaceState(null, "", location.pathname + location.search);
@@ -71,6 +74,74 @@
     await listen(); // subscribed before the first load, so no change falls in between
     await reload();
     await loadChoices();
+    if (slotKeyText) await openSlot(slotKeyText);
+  }
+
+  // -- the end-to-end encrypted DM slot (e2ee.js does the cryptography) -------------------
+
+  let slot = null;
+
+  async function openSlot(text) {
+    let e2ee;
+    try {
+      e2ee = await import("/pad/static/e2ee.js");
+    } catch (e) {
+      return fail("Your encrypted notes cannot be shown: this browser could not load the code that decrypts them.");
+    }
+    let key;
+    try { key = e2ee.b64urlDecode(text); } catch (e) { key = null; }
+    if (!key || key.length !== 32) {
+      return fail("The link's key for your encrypted notes is damaged: ask the bot for a new link.");
+    }
+    slot = new e2ee.DmSlotClient({
+      agent: session.agent, thread: session.channel, slotKey: key,
+      request: e2ee.slotRoute("", session.agent, { "Remem-Pad": "1" }),
+    });
+    $("slot").hidden = false;
+    $("empty").textContent = "No note about you is stored in the clear.";
+    $("slot-form").addEventListener("submit", addToSlot);
+    await slotRun(() => slot.load());
+  }
+
+  async function slotRun(change, done) {
+    try {
+      await change();
+    } catch (e) {
+      fail("Your encrypted notes: " + (e && e.message ? e.message : "that did not work"));
+      return false;
+    }
+    renderSlot();
+    if (done) say(done);
+    return true;
+  }
+
+  function renderSlot() {
+    const list = $("slot-facts");
+    list.replaceChildren();
+    slot.facts.forEach((fact, i) => {
+      const textId = "slot-fact-" + i;
+      const item = el("li", { class: "note", "data-fact": String(i) },
+                      el("p", { class: "note-text", id: textId, text: fact }));
+      const forget = el("button", { type: "button", "aria-describedby": textId, text: "Forget" });
+      forget.addEventListener("click", async () => {
+        if (await slotRun(() => slot.forget(fact), 'Forgotten (encrypted): "' + fact + '".')) {
+          const next = list.querySelector("button") || $("slot-text");
+          next.focus();
+        }
+      });
+      item.appendChild(el("div", { class: "note-actions" }, forget));
+      list.appendChild(item);
+    });
+    $("slot-empty").hidden = slot.facts.length > 0;
+  }
+
+  async function addToSlot(event) {
+    event.preventDefault();
+    const text = $("slot-text").value.trim();
+    if (!text) return;
+    if (await slotRun(() => slot.remember(text), 'Added (encrypted): "' + text + '".')) {
+      $("slot-text").value = "";
+    }
   }
 
   // -- loading and rendering -------------------------------------------------------------
@@ -316,7 +387,14 @@
     $("erase-confirm").hidden = true;
     if (answer.status !== 200 || !answer.data) return handleError(answer);
     await reload();
-    say(answer.data.text + " " + (answer.data.notices || []).join(" "));
+    let also = "";
+    if (slot && slot.facts.length) {  // everything includes the encrypted notes
+      const count = slot.facts.length;
+      if (await slotRun(() => slot.update((facts) => (facts.length ? [] : null)))) {
+        also = " Your " + count + " encrypted notes are forgotten too.";
+      }
+    }
+    say(answer.data.text + " " + (answer.data.notices || []).join(" ") + also);
     $("erase-start").focus();
   }
 
