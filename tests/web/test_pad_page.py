@@ -184,3 +184,18 @@ def test_live_updates_from_the_bot(pad: Pad) -> None:
     note_item(page, note.text).wait_for(timeout=10_000)  # no reload: the change event
     pad.host.correct(ctx, note.id, "Is learning the viola.")
     note_item(page, "Is learning the viola.").wait_for(timeout=10_000)
+
+
+def test_a_reload_keeps_the_session_and_signing_out_ends_it(pad: Pad) -> None:
+    ctx = pad.member("fin")
+    note = pad.host.remember(ctx, "Prefers the window seat.", scope="user")
+    page = pad.open(ctx)
+    page.reload()  # no fragment any more: the cookie carries the session
+    note_item(page, note.text).wait_for()
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_selector("#signed-out:not([hidden])")
+    status = page.evaluate("fetch('/v1/agents/yuko/notes').then(r => r.status)")
+    assert status == 401
+    page.reload()
+    page.wait_for_selector("#signed-out:not([hidden])")
+    assert page.locator("#app").is_hidden()
