@@ -149,6 +149,8 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "explain": lambda w: ([w.owner, w.recall_run], {}),
     "writes": lambda w: ([w.alice, "run_fuzz_alice"], {}),
     "tags": lambda w: ([w.alice], {}),
+    "tool_specs": lambda w: ([w.alice], {"style": "mcp"}),
+    "run_tool": lambda w: ([w.alice, "remember", {"fact": "Prefers green tea."}], {}),
     "subscribe": lambda w: ([w.alice], {"after": 0}),
     "rules": lambda w: ([w.owner], {}),
     "set_rule": lambda w: ([w.owner, "style", "Answer briefly."], {}),

@@ -458,7 +458,9 @@ def test_a_steward_cannot_exceed_admin_limits(data_dir: Path) -> None:
 
 def test_set_my_preferences_only_ever_affects_the_speaker(mem: Memory) -> None:
     params = set(inspect.signature(Memory.set_my_preferences).parameters)
-    assert params == {"self", "ctx", "inferred", "cross_channel"}, "no way to name another user"
+    assert params == {"self", "ctx", "inferred", "cross_channel", "tool_writes"}, (
+        "no way to name another user"
+    )
     mem.set_my_preferences(member(), inferred=False, cross_channel=True)
     bob = member(BOB)
     assert "my_inferred" not in mem.effective_policy(bob)["values"]

@@ -85,6 +85,11 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield type(mem.explain(b, recall.run_id)), mem.explain(b, recall.run_id)
     prompt = mem.compile(b, "What tea?", identity="You are Yuko.", briefing="none")
     yield type(prompt), prompt
+    yield return_annotations()["tool_specs"], mem.tool_specs(b, style="mcp")
+    told = mem.run_tool(b, "remember", {"fact": "Prefers oolong.", "about": "member"})
+    assert told.writes[-1].note.source.via == "tool"  # the form carries the optional key
+    yield type(told), told
+    yield type(told), mem.run_tool(b, "forget", {"number": 1, "user_id": BOB})
     report = mem.learn(
         a,
         [

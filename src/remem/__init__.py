@@ -43,6 +43,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.service import Memory
+from remem.tools.result import ToolResult
 
 __version__ = "0.1.0"
 
@@ -80,6 +81,7 @@ __all__ = [
     "Status",
     "StoreError",
     "Subscription",
+    "ToolResult",
     "Trace",
     "Unauthenticated",
     "UnsupportedLog",

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["RemoteMemory"]
 
@@ -207,10 +208,19 @@ class RemoteMemory:
         return result
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         result: PolicyChange = self._call(
-            "set_my_preferences", ctx, inferred=inferred, cross_channel=cross_channel
+            "set_my_preferences",
+            ctx,
+            inferred=inferred,
+            cross_channel=cross_channel,
+            tool_writes=tool_writes,
         )
         return result
 
@@ -357,6 +367,22 @@ class RemoteMemory:
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         result: builtins.list[Written] = self._call("writes", ctx, run_id=run_id)
+        return result
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        result: builtins.list[dict[str, Any]] = self._call("tool_specs", ctx, style=style)
+        return result
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        try:
+            sent = _plain(arguments)
+        except TypeError:
+            raise InvalidInput("tool arguments are JSON values (the model's parsed call)") from None
+        result: ToolResult = self._call("run_tool", ctx, name=name, arguments=sent)
         return result
 
     def tags(self, ctx: RunContext) -> dict[str, int]:

@@ -46,7 +46,17 @@ from remem.app.member_links import MemberLink
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core import events
-from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts, parse_ts
+from remem.core.model import (
+    SOURCE_VIAS,
+    Basis,
+    Kind,
+    Note,
+    Scope,
+    Source,
+    Status,
+    format_ts,
+    parse_ts,
+)
 from remem.core.projection import Revision
 from remem.errors import InvalidInput
 from remem.formation.consolidate import ConsolidationReport, MergeGroup
@@ -58,6 +68,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.store.base import TornTail
+from remem.tools.result import ToolResult
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: Canonical timestamp text (see :func:`remem.core.model.format_ts`).
@@ -203,7 +214,13 @@ def _load_note(d: dict[str, Any]) -> Note:
     )
 
 
-_SOURCE_SCHEMA = _object({k: _OPT_STR for k in ("channel_id", "message_id", "author_id", "run_id")})
+_SOURCE_SCHEMA = _object(
+    {
+        **{k: _OPT_STR for k in ("channel_id", "message_id", "author_id", "run_id")},
+        "via": {"enum": sorted(SOURCE_VIAS)},
+    },
+    optional=("via",),
+)
 _NOTE_SCHEMA = _object(
     {
         "id": {"type": "string", "pattern": "^note_"},
@@ -428,6 +445,7 @@ for _cls in (
     TornTail,
     Change,
     MemberLink,
+    ToolResult,
     DmSlot,
 ):
     _register_fields(_cls)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["MAX_QUERY_CHARS", "Memory"]
 
@@ -250,8 +251,9 @@ class Memory:
         """Set a channel's policy (admins or its stewards; ``stewards=`` admins only).
 
         Keys: ``memory`` (bool), ``inferred`` (auto|review|off|evidence:N), ``kinds``,
-        ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``stewards``, and
-        ``e2ee`` (bool: an end-to-end encrypted DM, where plaintext ``remember``,
+        ``retention_days``, ``recall_max_notes``, ``recall_max_chars``, ``tools`` (the
+        memory tools runs here may offer), ``tool_writes`` (announce|review), ``stewards``,
+        and ``e2ee`` (bool: an end-to-end encrypted DM, where plaintext ``remember``,
         ``correct``, ``learn``, ``compile`` and recall queries are ``Denied``, rule
         ``e2ee_plaintext``; its memory is the encrypted slot, see :mod:`remem.e2ee`).
         A value looser than a wider layer is clamped; the result's notices say so.
@@ -263,10 +265,19 @@ class Memory:
         return self._impl.channel_policy(ctx, channel)
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
-        """The speaker's choices about memory of themselves; effective immediately."""
-        return self._impl.set_my_preferences(ctx, inferred=inferred, cross_channel=cross_channel)
+        """The speaker's choices about memory of themselves; effective immediately.
+        ``tool_writes="review"``: what a model writes with a memory tool in the speaker's
+        turns waits for their review (``"announce"``: back to the policy's choice)."""
+        return self._impl.set_my_preferences(
+            ctx, inferred=inferred, cross_channel=cross_channel, tool_writes=tool_writes
+        )
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         """Notes awaiting review that ``ctx`` may review (a person: those about them)."""
@@ -432,6 +443,34 @@ class Memory:
         remember" chip per reply. Covers writes made through this process, for the newest
         4,096 runs that wrote; any other run gives ``[]``."""
         return self._impl.writes(ctx, run_id)
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        """The memory tools ``ctx``'s run may offer its model, as definitions in ``style``
+        (``"openai"``: chat ``tools`` entries; ``"anthropic"``; ``"mcp"``: MCP ``Tool`` s),
+        each with the JSON Schema of its arguments. By run kind: a DM turn ``remember``,
+        ``forget`` and ``recall``; group, task, agent-only, system and owner runs
+        ``recall``; knowledge runs and unpaired people none. Policy (``tools``, memory
+        off, ``inferred = "off"``) narrows the set, never widens it. No argument names a
+        user, channel, agent or scope id: identity comes from ``ctx`` only
+        (see :mod:`remem.tools.specs`)."""
+        return self._impl.tool_specs(ctx, style=style)
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        """Run one tool call a model made in ``ctx``'s run: check it against the tools the
+        run offers and the tool's schema, execute the governed action, and return a
+        :class:`~remem.tools.ToolResult` (``text`` for the model; ``notices``, the
+        receipts, and ``writes``, the run's writes, for the host's chip). Every refusal
+        (unknown tool, bad or extra arguments, an argument naming an identity, and the
+        ``Denied`` / ``Rejected`` / ``NotFound`` the same action raises through this
+        facade) is a result with ``is_error``, nothing executed; only store failures
+        raise. A ``remember`` writes with basis ``inferred`` and ``source.via``
+        ``"tool"``, active and announced unless policy's ``tool_writes`` is
+        ``review`` (see :mod:`remem.tools.dispatch`)."""
+        return self._impl.run_tool(ctx, name, arguments)
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         """Tag counts over live notes visible to ``ctx``."""

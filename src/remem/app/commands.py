@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from remem.app import change
 from remem.app.erasure import about_member, erase_forgotten
@@ -228,7 +229,8 @@ def _complete_erasure(k: Kernel) -> str | None:
 
 def _preference(key: str, value: bool, text: str) -> Callable[[Kernel, Intent], Reply]:
     def run(k: Kernel, intent: Intent) -> Reply:
-        done = set_my_preferences(k, **{key: value})
+        choice: dict[str, Any] = {key: value}
+        done = set_my_preferences(k, **choice)
         return Reply(text, intent.kind, ["Memory settings changed.", *done.notices])
 
     return run

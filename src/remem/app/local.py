@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["LocalMemory"]
 
@@ -81,10 +82,17 @@ class LocalMemory:
         return settings.channel_policy(self.engine.kernel(ctx), channel)
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange:
         k = self.engine.kernel(ctx)
-        return settings.set_my_preferences(k, inferred=inferred, cross_channel=cross_channel)
+        return settings.set_my_preferences(
+            k, inferred=inferred, cross_channel=cross_channel, tool_writes=tool_writes
+        )
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]:
         return review.pending(self.engine.kernel(ctx))
@@ -216,6 +224,22 @@ class LocalMemory:
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]:
         return reading.writes(self.engine.kernel(ctx), run_id)
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # an envelope the host may not assert raises, as anywhere
+        return dispatch.tool_specs(self, ctx, style)
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult:
+        from remem.tools import dispatch
+
+        self.engine.kernel(ctx)  # the host's error, not the model's: raised, not rendered
+        return dispatch.run_tool(self, ctx, name, arguments)
 
     def tags(self, ctx: RunContext) -> dict[str, int]:
         return reading.tags(self.engine.kernel(ctx))

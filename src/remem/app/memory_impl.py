@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from remem.recall.trace import Trace
     from remem.runwrites import Written
     from remem.store.base import TornTail
+    from remem.tools.result import ToolResult
 
 __all__ = ["MemoryImpl"]
 
@@ -61,7 +62,12 @@ class MemoryImpl(Protocol):
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]: ...
 
     def set_my_preferences(
-        self, ctx: RunContext, *, inferred: bool | None = None, cross_channel: bool | None = None
+        self,
+        ctx: RunContext,
+        *,
+        inferred: bool | None = None,
+        cross_channel: bool | None = None,
+        tool_writes: str | None = None,
     ) -> PolicyChange: ...
 
     def pending(self, ctx: RunContext) -> builtins.list[Note]: ...
@@ -152,6 +158,14 @@ class MemoryImpl(Protocol):
     def explain(self, ctx: RunContext, run_id: str) -> Trace: ...
 
     def writes(self, ctx: RunContext, run_id: str) -> builtins.list[Written]: ...
+
+    def tool_specs(
+        self, ctx: RunContext, *, style: str = "openai"
+    ) -> builtins.list[dict[str, Any]]: ...
+
+    def run_tool(
+        self, ctx: RunContext, name: str, arguments: dict[str, Any] | None = None
+    ) -> ToolResult: ...
 
     def tags(self, ctx: RunContext) -> dict[str, int]: ...
 

@@ -18,7 +18,17 @@ from remem.app.kernel import Kernel
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
 from remem.core.ids import new_id
-from remem.core.model import LIVE_STATUSES, Basis, Kind, Note, Scope, Source, Status, parse_enum
+from remem.core.model import (
+    LIVE_STATUSES,
+    SOURCE_VIAS,
+    Basis,
+    Kind,
+    Note,
+    Scope,
+    Source,
+    Status,
+    parse_enum,
+)
 from remem.core.projection import State
 from remem.core.text import canonical_text, check_optional_id
 from remem.core.veto import Vetoes
@@ -88,22 +98,30 @@ def _tags(tags: Iterable[str]) -> tuple[str, ...]:
 def _source(
     ctx: RunContext, source: Source | dict[str, Any] | str | None, plain: Source | None = None
 ) -> Source:
-    """Provenance: channel, author and run always come from the envelope, never the caller.
+    """Provenance: channel, author and run always come from the envelope, never the caller;
+    the caller gives the message id and ``via`` (how the write came: ``"tool"``).
     ``plain``: the envelope's source without a message id, when already made."""
     message_id: str | None = None
+    via: Any = None
     if isinstance(source, Source):
-        message_id = source.message_id
+        message_id, via = source.message_id, source.via
     elif isinstance(source, dict):
-        message_id = source.get("message_id")
+        message_id, via = source.get("message_id"), source.get("via")
     elif isinstance(source, str):
         message_id = source
     elif source is not None:
         raise InvalidInput("source must be a message id, a dict with message_id, or a Source")
     message_id = check_optional_id(message_id, "source message_id")
-    if message_id is None and plain is not None:
+    if via is not None and via not in SOURCE_VIAS:
+        raise InvalidInput(f"source via {str(via)[:40]!r} is not one of {sorted(SOURCE_VIAS)}")
+    if message_id is None and via is None and plain is not None:
         return plain
     return Source(
-        channel_id=ctx.channel, message_id=message_id, author_id=ctx.actor, run_id=ctx.run_id
+        channel_id=ctx.channel,
+        message_id=message_id,
+        author_id=ctx.actor,
+        run_id=ctx.run_id,
+        via=via,
     )
 
 
@@ -190,14 +208,12 @@ def plan_remember(
     k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
     if parsed_kind is Kind.PROCEDURE:
         k.require_envelope(Action.WRITE_PROCEDURE)
+    parsed_source = _source(ctx, source, plain_source)
     screen_write(
         text, parsed_kind, parsed_basis, limits, parsed_scope, resolved_id, state.preferences
     )
-    _check_subject(subject)
-    if not isinstance(pinned, bool):
-        raise InvalidInput("pinned must be True or False")
+    _check_subject(subject, pinned)
     parsed_tags = _tags(tags)
-    parsed_source = _source(ctx, source, plain_source)
     # Every stored free-text field is screened for credentials, not only the text.
     check_note_fields(subject=subject, tags=parsed_tags, message_id=parsed_source.message_id)
     note_id, envelope = _ids(k, key)
@@ -208,7 +224,9 @@ def plan_remember(
         kind=parsed_kind,
         text=text,
         basis=parsed_basis,
-        status=initial_status(ctx, parsed_scope, parsed_basis, limits),
+        status=initial_status(
+            ctx, parsed_scope, parsed_basis, limits, parsed_source.via, state.preferences
+        ),
         subject=subject,
         tags=parsed_tags,
         pinned=pinned,
@@ -230,12 +248,15 @@ def _ids(k: Kernel, key: str | None) -> tuple[str, dict[str, Any]]:
     return keyed_id(key, "note", "remember"), envelope
 
 
-def _check_subject(subject: str | None) -> None:
+def _check_subject(subject: str | None, pinned: bool) -> None:
+    """``InvalidInput`` for a subject that is not a dotted key, or a non-bool ``pinned``."""
     if subject is not None and not (isinstance(subject, str) and _SUBJECT.fullmatch(subject)):
         raise InvalidInput(
             f"subject {str(subject)[:90]!r} is not allowed: use lowercase dotted keys like "
             "'user.language' (up to 80 characters)"
         )
+    if not isinstance(pinned, bool):
+        raise InvalidInput("pinned must be True or False")
 
 
 def _grant(

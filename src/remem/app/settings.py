@@ -86,9 +86,15 @@ def channel_policy(k: Kernel, channel: str) -> dict[str, Any]:
 
 
 def set_my_preferences(
-    k: Kernel, *, inferred: bool | None = None, cross_channel: bool | None = None
+    k: Kernel,
+    *,
+    inferred: bool | None = None,
+    cross_channel: bool | None = None,
+    tool_writes: str | None = None,
 ) -> PolicyChange:
-    """A participant's choices about memory of themselves; take effect immediately."""
+    """A participant's choices about memory of themselves; take effect immediately.
+    ``tool_writes``: ``review`` holds what a model writes with a memory tool in this
+    person's turns for their review; ``announce`` leaves it to policy (stricter wins)."""
     ctx = k.ctx
     k.require_envelope(Action.PERSONAL_SCOPE, Target(Scope.USER, ctx.actor))
     settings: dict[str, Any] = {}
@@ -97,8 +103,17 @@ def set_my_preferences(
             if not isinstance(value, bool):
                 raise InvalidInput(f"{key} must be True or False")
             settings[key] = value
+    if tool_writes is not None:
+        if tool_writes not in ("announce", "review"):
+            raise InvalidInput(
+                f"tool_writes must be 'announce' or 'review', not {tool_writes!r:.40}"
+            )
+        settings["tool_writes"] = tool_writes
     if not settings:
-        raise InvalidInput("pass inferred=True/False and/or cross_channel=True/False")
+        raise InvalidInput(
+            "pass inferred=True/False, cross_channel=True/False and/or "
+            "tool_writes='announce'/'review'"
+        )
     user = ctx.actor
     assert user is not None
     k.agent.write(lambda st: ([PreferencesSet(user=user, settings=settings, **k.envelope())], None))

@@ -10,7 +10,17 @@ package imports them all, so ``remem.cli:main`` (the console script) has every c
 
 # Command registration: each command module adds its commands to ``main`` on import. They
 # import ``remem.cli.main``, never this package, so the registration is no import cycle.
-from remem.cli import formation, notes, recall, server, tools
+from remem.cli import formation, mcp_server, notes, recall, server, tools
 from remem.cli.main import EXIT_CODES, exit_code, main
 
-__all__ = ["EXIT_CODES", "exit_code", "formation", "main", "notes", "recall", "server", "tools"]
+__all__ = [
+    "EXIT_CODES",
+    "exit_code",
+    "formation",
+    "main",
+    "mcp_server",
+    "notes",
+    "recall",
+    "server",
+    "tools",
+]

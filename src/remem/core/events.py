@@ -240,10 +240,10 @@ def _utc_kept(value: datetime) -> Any:
     return value if value.tzinfo is UTC else format_ts(value)
 
 
-#: For log lines, orjson serializes ``Source`` (a dataclass: the same keys in the same
-#: order as ``Source.to_dict``) and UTC datetimes itself.
-_CONVERT_LINE: dict[type, Any] = {datetime: _utc_kept, tuple: list}
-_PLAIN_LINE = _PLAIN | {Source}
+#: For log lines, orjson serializes UTC datetimes itself; a ``Source`` is its ``to_dict``
+#: (which leaves ``via`` out when unset: orjson would write every field).
+_CONVERT_LINE: dict[type, Any] = {datetime: _utc_kept, tuple: list, Source: Source.to_dict}
+_PLAIN_LINE = _PLAIN
 #: Per event class, its ``to_dict`` (and the log line's variant) written out field by
 #: field (see :func:`_compile`).
 _TO_DICT: dict[type[Event], Callable[[Event], dict[str, Any]]] = {}

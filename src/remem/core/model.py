@@ -64,22 +64,35 @@ def parse_enum(enum: type[E], value: object, what: str) -> E:
         raise InvalidInput(f"unknown {what} {shown}: use one of {choices}") from None
 
 
+#: ``Source.via`` of a note a model wrote with a memory tool (:mod:`remem.tools`): the
+#: model chose to write it; the person did not type a command.
+VIA_TOOL = "tool"
+#: Every ``Source.via`` value (``None``: written by the host's own call).
+SOURCE_VIAS = frozenset({VIA_TOOL})
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a note came from: the message and run that produced it."""
+    """Where a note came from: the message and run that produced it, and ``via`` what
+    (``"tool"``: a model's memory tool call; ``None``: the host's own call). ``via`` is
+    stored only when set, so a note written otherwise keeps the four keys it always had."""
 
     channel_id: str | None = None
     message_id: str | None = None
     author_id: str | None = None
     run_id: str | None = None
+    via: str | None = None
 
     def to_dict(self) -> dict[str, str | None]:
-        return {
+        out = {
             "channel_id": self.channel_id,
             "message_id": self.message_id,
             "author_id": self.author_id,
             "run_id": self.run_id,
         }
+        if self.via is not None:
+            out["via"] = self.via
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> Source:
@@ -90,6 +103,7 @@ class Source:
             message_id=data.get("message_id"),
             author_id=data.get("author_id"),
             run_id=data.get("run_id"),
+            via=data.get("via"),
         )
 
 
@@ -279,6 +293,8 @@ def normalize_text(text: str) -> str:
 __all__ = [
     "LIVE_STATUSES",
     "RECEIPTS",
+    "SOURCE_VIAS",
+    "VIA_TOOL",
     "Basis",
     "Kind",
     "Note",

@@ -346,7 +346,18 @@ def create_app(
     app.add_route("/v1/agents", agents, methods=["GET"])
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
+    _mount_mcp(app, service)
     return app
+
+
+def _mount_mcp(app: FastAPI, service: Service) -> None:
+    """MCP at ``/mcp`` (:mod:`remem.mcp.http`) when the ``mcp`` extra is installed."""
+    from remem.mcp import sdk_installed
+
+    if sdk_installed():
+        from remem.mcp.http import mount
+
+        mount(app, service.principal, service.view)
 
 
 def create_app_from_env() -> FastAPI:

@@ -35,6 +35,7 @@ from remem.recall.engine import Recall
 from remem.recall.trace import Trace
 from remem.runwrites import Written
 from remem.schema import from_json, to_json
+from remem.tools.result import ToolResult
 
 #: JSON types of body fields and query parameters: name → (Python types, JSON Schema).
 TYPES: dict[str, tuple[tuple[type, ...], dict[str, Any]]] = {
@@ -303,6 +304,23 @@ ROUTES: builtins.list[Route] = [
         lambda m, c, a: m.undo_run(c, a["run_id"]),
     ),
     Route("tags", "GET", "/tags", dict[str, int], lambda m, c, a: m.tags(c)),
+    Route(
+        "tool_specs",
+        "GET",
+        "/tools",
+        list[dict[str, Any]],
+        lambda m, c, a: m.tool_specs(c, style=a["style"]),
+        query={"style": ("str", "openai")},
+    ),
+    Route(
+        "run_tool",
+        "POST",
+        "/tools/call",
+        ToolResult,
+        lambda m, c, a: m.run_tool(c, a["name"], a["arguments"]),
+        body={"name": ("any", REQUIRED), "arguments": ("any", None)},
+        idempotent=True,
+    ),
     Route("pending", "GET", "/pending", list[Note], lambda m, c, a: m.pending(c)),
     Route(
         "approve",
@@ -356,9 +374,16 @@ ROUTES: builtins.list[Route] = [
         "/preferences",
         PolicyChange,
         lambda m, c, a: m.set_my_preferences(
-            c, inferred=a["inferred"], cross_channel=a["cross_channel"]
+            c,
+            inferred=a["inferred"],
+            cross_channel=a["cross_channel"],
+            tool_writes=a["tool_writes"],
         ),
-        body={"inferred": ("bool?", None), "cross_channel": ("bool?", None)},
+        body={
+            "inferred": ("bool?", None),
+            "cross_channel": ("bool?", None),
+            "tool_writes": ("str?", None),
+        },
     ),
     Route(
         "effective_policy", "GET", "/policy", dict[str, Any], lambda m, c, a: m.effective_policy(c)

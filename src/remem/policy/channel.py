@@ -47,7 +47,7 @@ def effective_view(
         key: {"value": jsonable(getattr(merged.limits, key)), "layer": layer}
         for key, layer in sorted(merged.sources.items())
     }
-    for key in ("inferred", "cross_channel"):
+    for key in ("inferred", "cross_channel", "tool_writes"):
         if key in prefs:
             values[f"my_{key}"] = {"value": prefs[key], "layer": "participant"}
     clamped = list(merged.clamped) + participant_clamps(prefs, merged.limits, merged.sources)

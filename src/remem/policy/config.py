@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from remem.core.model import Kind
 
 ALL_KINDS = frozenset(Kind)
+#: The memory tools a model may be offered (:mod:`remem.tools`); policy narrows the set.
+TOOL_NAMES = frozenset({"remember", "forget", "recall"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,11 @@ class Limits:
     agent_write_access: frozenset[str] = frozenset()
     rule_learning: str = "review"  # off | review | auto
     max_rule_chars: int = 8_000
+    #: Memory tools a run may offer its model (each run kind's own set, narrowed to these).
+    tools: frozenset[str] = TOOL_NAMES
+    #: Notes a model writes with the ``remember`` tool in a DM: ``announce`` (active at
+    #: once; the member sees the receipt chip) or ``review`` (pending until reviewed).
+    tool_writes: str = "announce"
     #: End-to-end encrypted (a DM's channel policy): no message text in the clear.
     e2ee: bool = False
 

@@ -18,12 +18,13 @@ from typing import Any
 
 from remem.core.model import Kind
 from remem.errors import ConfigError, InvalidInput
-from remem.policy.config import ALL_KINDS, DEFAULT_LIMITS, Limits
+from remem.policy.config import ALL_KINDS, DEFAULT_LIMITS, TOOL_NAMES, Limits
 
 _INFERRED_ORDER = {"auto": 0, "review": 2, "off": 3}
 _REVIEW_ORDER = {"auto": 0, "review": 1}
 _RULE_ORDER = {"auto": 0, "review": 1, "off": 2}
 _CROSS_ORDER = {"on": 0, "opt_in": 1, "off": 2}
+_TOOL_WRITES_ORDER = {"announce": 0, "review": 1}
 
 FILE_KEYS = frozenset(
     {
@@ -41,6 +42,8 @@ FILE_KEYS = frozenset(
         "agent_write_access",
         "rule_learning",
         "max_rule_chars",
+        "tools",
+        "tool_writes",
         "e2ee",
     }
 )
@@ -52,6 +55,8 @@ CHANNEL_KEYS = {
     "retention_days": "retention_days",
     "recall_max_notes": "recall_max_notes",
     "recall_max_chars": "recall_max_chars",
+    "tools": "tools",
+    "tool_writes": "tool_writes",
     "e2ee": "e2ee",
 }
 
@@ -104,6 +109,8 @@ _STRICTER: dict[str, Callable[[Any, Any], Any]] = {
     "agent_write_access": lambda a, b: a & b,
     "rule_learning": lambda a, b: max(a, b, key=_RULE_ORDER.__getitem__),
     "max_rule_chars": min,
+    "tools": lambda a, b: a & b,
+    "tool_writes": lambda a, b: max(a, b, key=_TOOL_WRITES_ORDER.__getitem__),
     "e2ee": lambda a, b: a or b,
 }
 
@@ -157,6 +164,10 @@ def parse_value(key: str, value: Any) -> Any:
         return _choice(key, value, _REVIEW_ORDER)
     if key == "rule_learning":
         return _choice(key, value, _RULE_ORDER)
+    if key == "tool_writes":
+        return _choice(key, value, _TOOL_WRITES_ORDER)
+    if key == "tools":
+        return _tools(value)
     if key == "retention_days":
         return None if value is None else _positive_int(key, value)
     if key == "agent_write_access":
@@ -166,6 +177,16 @@ def parse_value(key: str, value: Any) -> Any:
     if key in FILE_KEYS:
         return _positive_int(key, value)
     raise ConfigError(f"unknown policy key {key!r}; known keys: {', '.join(sorted(FILE_KEYS))}")
+
+
+def _tools(value: Any) -> frozenset[str]:
+    """The ``tools`` setting: a list of memory tool names (``[]``: none)."""
+    names = ", ".join(sorted(TOOL_NAMES))
+    if not isinstance(value, list | tuple | set | frozenset) or not all(
+        isinstance(v, str) and v in TOOL_NAMES for v in value
+    ):
+        raise ConfigError(f"tools must be a list of memory tool names ({names}), not {value!r:.60}")
+    return frozenset(value)
 
 
 def _parse_table(table: Any, where: str) -> dict[str, Any]:

@@ -7,12 +7,12 @@ use cases are in :mod:`remem.app.review`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from remem.context import RunContext
 from remem.core.events import Approved, Event
-from remem.core.model import Basis, Note, Scope, Status
+from remem.core.model import VIA_TOOL, Basis, Note, Scope, Status
 from remem.policy.authz import Action
 from remem.policy.config import Limits
 from remem.policy.layers import inferred_rank
@@ -25,10 +25,29 @@ def review_action(note: Note) -> Action:
     return Action.REVIEW_UNVERIFIED if note.status is Status.UNVERIFIED else Action.REVIEW
 
 
-def initial_status(ctx: RunContext, scope: Scope, basis: Basis, limits: Limits) -> Status:
-    """``pending`` when any review rule applies (stricter wins), else ``active``."""
+def initial_status(
+    ctx: RunContext,
+    scope: Scope,
+    basis: Basis,
+    limits: Limits,
+    via: str | None = None,
+    preferences: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Status:
+    """``pending`` when any review rule applies (stricter wins), else ``active``.
+
+    A note a model wrote with a memory tool (``via`` ``"tool"``) follows ``tool_writes``
+    instead of ``inferred``'s review: the write is announced (its receipt is the chip the
+    member sees), so ``announce`` keeps it active, unless the speaker chose
+    ``tool_writes = "review"`` for their turns (``preferences``: each participant's
+    stored choices);
+    ``inferred = "off"`` and a person's choice not to have things inferred still refuse
+    it (:func:`screen_write`)."""
     if scope is Scope.AGENT and ctx.role.is_system and limits.agent_writes == "review":
         return Status.PENDING
+    if via == VIA_TOOL:
+        chosen = (preferences or {}).get(ctx.actor or "", {}).get("tool_writes")
+        held = limits.tool_writes == "review" or chosen == "review"
+        return Status.PENDING if held else Status.ACTIVE
     if basis is Basis.INFERRED:
         mode = limits.inferred
         if mode == "auto" or (mode.startswith("evidence:") and inferred_rank(mode)[1] <= 1):
@@ -47,6 +66,8 @@ def evidence_events(
         return []
     if note.basis is not Basis.INFERRED:
         return []  # held for another reason (agent_writes review): evidence is no approval
+    if note.source.via == VIA_TOOL:
+        return []  # held by tool_writes = "review": a reviewer decides, not repetition
     if note.scope is Scope.AGENT and limits.agent_writes == "review":
         return []
     if note.evidence + 1 < inferred_rank(mode)[1]:

@@ -45,6 +45,7 @@ from remem.testing.memory_cases_e2ee import E2eeCases
 from remem.testing.memory_cases_formation import FormationCases
 from remem.testing.memory_cases_notes import NoteCases
 from remem.testing.memory_cases_policy import PolicyCases
+from remem.testing.memory_cases_tools import ToolCases
 from remem.testing.memory_world import CONFLICT, DENIED, NOT_FOUND, OK
 
 _CHANGE = frozenset({OK, DENIED, NOT_FOUND, CONFLICT})
@@ -100,6 +101,9 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "trash_agent": _GUARDED,
     "close": frozenset({OK}),
     "for_principal": _GUARDED,
+    # Refusals come back as results (``is_error``), not raised: success is the outcome.
+    "tool_specs": frozenset({OK}),
+    "run_tool": frozenset({OK}),
 }
 #: Public methods with no case of their own, and why.
 EXEMPT = {"open": "every case's Memory comes from the backend's memory_factory"}
@@ -142,7 +146,7 @@ def missing_cases(cls: type) -> dict[str, Any]:
     return {k: v for k, v in report.items() if v}
 
 
-class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases, E2eeCases):
+class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases, E2eeCases, ToolCases):
     """The Memory-level contract; see the module docstring for how to run it."""
 
     def test_every_public_method_has_its_cases(self) -> None:

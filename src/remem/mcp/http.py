@@ -1,0 +1,152 @@
+"""MCP over streamable HTTP at ``/mcp`` in ``remem serve``: stateless, token-authenticated,
+one envelope per request.
+
+Every request is answered on its own (``stateless``: no session spans requests, so any
+worker may serve any request). It must carry the host token (``Authorization: Bearer``;
+missing or unknown: 401 with ``WWW-Authenticate: Bearer resource_metadata="…"``, the
+protected-resource metadata of RFC 9728 served at
+``/.well-known/oauth-protected-resource/mcp``) and, in ``_meta["remem/run"]`` of every
+request (``tools/list`` included), the envelope's JSON form, the same as the HTTP
+``Remem-Run`` header. :func:`remem.run_context` checks it against the token's grants, and
+the call runs on the token principal's view of the Memory, exactly like an HTTP route.
+
+Allowed ``Host`` and ``Origin`` headers (DNS rebinding protection): the loopback names by
+default; ``REMEM_MCP_ALLOWED_HOSTS`` and ``REMEM_MCP_ALLOWED_ORIGINS`` (comma-separated,
+``host:*`` for any port) set them for a service reached by another name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import orjson
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from remem.app.principal import Principal, run_context
+from remem.context import RunContext
+from remem.error_table import error_body
+from remem.errors import InvalidInput, Unauthenticated
+from remem.mcp import META_KEY
+from remem.mcp.server import build_server
+from remem.service import Memory
+
+PATH = "/mcp"
+METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
+_STATE_KEY = "remem_principal"
+_LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+_LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+#: ``(request) -> (token name, principal)``; raises ``Unauthenticated``.
+Authenticate = Callable[[Request], tuple[str, Principal]]
+#: ``principal -> the principal's view of the Memory``.
+ViewOf = Callable[[Principal], Memory]
+
+
+def security_from_env() -> TransportSecuritySettings:
+    """The allowed hosts and origins (see the module docstring)."""
+
+    def listed(name: str, default: list[str]) -> list[str]:
+        raw = os.environ.get(name, "")
+        return [item.strip() for item in raw.split(",") if item.strip()] or default
+
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=listed("REMEM_MCP_ALLOWED_HOSTS", _LOOPBACK_HOSTS),
+        allowed_origins=listed("REMEM_MCP_ALLOWED_ORIGINS", _LOOPBACK_ORIGINS),
+    )
+
+
+def envelope_of(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The envelope's JSON form in the request's ``_meta`` (``InvalidInput`` if absent)."""
+    meta: Mapping[str, Any] = ctx.meta or {}
+    if META_KEY not in meta:
+        raise InvalidInput(
+            f'send the run envelope in _meta["{META_KEY}"] of every request (tools/list '
+            "too): the JSON object of the Remem-Run header, with agent, kind, channel, "
+            "actor, role and run_id"
+        )
+    return meta[META_KEY]
+
+
+def _resolver(view_of: ViewOf) -> Callable[[ServerRequestContext[Any, Any]], Any]:
+    def resolve(ctx: ServerRequestContext[Any, Any]) -> tuple[RunContext, Memory]:
+        request = ctx.request
+        principal = getattr(getattr(request, "state", None), _STATE_KEY, None)
+        if principal is None:  # the endpoint authenticated it: never reached otherwise
+            raise Unauthenticated("this MCP request was not authenticated")
+        return run_context(principal, envelope_of(ctx)), view_of(principal)
+
+    return resolve
+
+
+class _Endpoint:
+    """The ``/mcp`` ASGI endpoint: authenticate, then hand over to the SDK's transport."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager, authenticate: Authenticate):
+        self.manager = manager
+        self.authenticate = authenticate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        try:
+            _, principal = await run_in_threadpool(self.authenticate, request)
+        except Unauthenticated as exc:
+            metadata = str(request.base_url).rstrip("/") + METADATA_PATH
+            response = Response(
+                orjson.dumps(error_body(exc)),
+                status_code=401,
+                media_type="application/json",
+                headers={
+                    "WWW-Authenticate": f'Bearer resource_metadata="{metadata}"',
+                    "Cache-Control": "no-store",
+                },
+            )
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})[_STATE_KEY] = principal
+        await self.manager.handle_request(scope, receive, send)
+
+
+async def _metadata(request: Request) -> Response:
+    """RFC 9728 protected-resource metadata: the resource and how to present its token
+    (a host token from ``remem tokens create``; there is no authorization server)."""
+    base = str(request.base_url).rstrip("/")
+    body = {
+        "resource": base + PATH,
+        "authorization_servers": [],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "remem memory tools",
+    }
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
+def mount(app: Any, authenticate: Authenticate, view_of: ViewOf) -> None:
+    """Serve MCP at ``/mcp`` on the Starlette/FastAPI ``app`` (and its metadata route), the
+    session manager running for the app's lifespan."""
+    server = build_server(_resolver(view_of))
+    manager = StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True, security_settings=security_from_env()
+    )
+    app.router.routes.append(Route(PATH, endpoint=_Endpoint(manager, authenticate)))
+    app.router.routes.append(Route(METADATA_PATH, endpoint=_metadata, methods=["GET"]))
+    previous = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(owner: Any) -> AsyncIterator[Any]:
+        async with manager.run(), previous(owner) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+
+
+__all__ = ["METADATA_PATH", "PATH", "envelope_of", "mount", "security_from_env"]
