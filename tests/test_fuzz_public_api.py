@@ -165,6 +165,7 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "undo_run": lambda w: ([w.owner, w.revised_run()], {}),
     "consolidate": lambda w: ([w.owner], {"dry_run": True}),
     "command": lambda w: ([w.alice, "remember that I like green tea"], {}),
+    "member_link": lambda w: ([w.alice], {}),
     "dm_slot": lambda w: ([w.alice], {}),
     "put_dm_slot": lambda w: ([w.alice, "A" * 40], {"if_version": w.mem.dm_slot(w.alice).version}),
     "agents": lambda w: ([], {}),

@@ -118,6 +118,7 @@ def gallery(mem: Memory, clock: Any, data_dir: Path) -> Iterator[tuple[Any, Any]
     yield type(change), mem.set_my_preferences(b, inferred=False, cross_channel=True)
     yield type(mem.limits(o)), mem.limits(o)
     yield dict[str, Any], mem.effective_policy(b)
+    yield return_annotations()["member_link"], mem.member_link(b)
     yield return_annotations()["writes"], mem.writes(b, b.run_id)
     forgotten = mem.forget(o, plain.id)
     yield Note, forgotten

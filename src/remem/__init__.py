@@ -17,6 +17,8 @@ module, and every name those modules do not document, may change in any release.
 from remem.app.commands import Reply
 from remem.app.dm_slot import DmSlot
 from remem.app.envelope import envelope_from_json
+from remem.app.link_settings import LinkSettings
+from remem.app.member_links import MemberLink
 from remem.app.principal import HostPrincipal, MemberSession, OwnerPrincipal, run_context
 from remem.app.subscription import Change, Subscription
 from remem.context import Role, RunContext, RunKind
@@ -58,6 +60,8 @@ __all__ = [
     "InvalidInput",
     "Kind",
     "LearnReport",
+    "LinkSettings",
+    "MemberLink",
     "MemberSession",
     "Memory",
     "Message",

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
     from remem.app.dm_slot import DmSlot
+    from remem.app.member_links import MemberLink
     from remem.core.events import Event
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
@@ -447,6 +448,10 @@ class RemoteMemory:
 
     def command(self, ctx: RunContext, text: str) -> Reply | None:
         result: Reply | None = self._call("command", ctx, text=text)
+        return result
+
+    def member_link(self, ctx: RunContext) -> MemberLink:
+        result: MemberLink = self._call("member_link", ctx)
         return result
 
     def agents(self) -> builtins.list[str]:

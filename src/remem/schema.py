@@ -42,6 +42,7 @@ from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
 from remem.app.dm_slot import DmSlot
 from remem.app.envelope import ENVELOPE_SCHEMA, envelope_from_json
+from remem.app.member_links import MemberLink
 from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core import events
@@ -443,6 +444,7 @@ for _cls in (
     Limits,
     TornTail,
     Change,
+    MemberLink,
     ToolResult,
     DmSlot,
 ):

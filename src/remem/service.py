@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
     from remem.app.dm_slot import DmSlot
+    from remem.app.link_settings import LinkSettings
+    from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
@@ -196,6 +198,20 @@ class Memory:
     @recognizer.setter
     def recognizer(self, value: CommandRecognizer) -> None:
         self._local().recognizer = value
+
+    @property
+    def link_settings(self) -> LinkSettings:
+        """Where member links point and how long they last (settable; ``remem serve``
+        sets it from ``--public-url`` and ``--link-minutes``)."""
+        return self._local().links
+
+    @link_settings.setter
+    def link_settings(self, value: LinkSettings) -> None:
+        from remem.app.link_settings import LinkSettings
+
+        if not isinstance(value, LinkSettings):
+            raise InvalidInput("link_settings must be a remem.LinkSettings")
+        self._local().links = value
 
     def _local(self) -> Engine:
         """The engine of a Memory over a local backend (``InvalidInput`` for another
@@ -545,6 +561,14 @@ class Memory:
         """Carry out a memory command said in conversation ("forget that", "what do you
         remember about me?"); ``None`` when ``text`` is not a memory command."""
         return self._impl.command(ctx, text)
+
+    def member_link(self, ctx: RunContext) -> MemberLink:
+        """A one-time link to the scratchpad page of the speaker of a DM run (``Denied``,
+        rule ``member_link_dm_only``, in any other run): ``.url`` (the service's public
+        address + ``/pad#token=…``), ``.token``, ``.expires_at``. Send it in that DM only:
+        it is a bearer credential. Only its hash is stored; it works once, until it
+        expires, for a session acting as that member in that DM with role member."""
+        return self._impl.member_link(ctx)
 
     def agents(self) -> builtins.list[str]:
         """Agents that have a log in this data location."""

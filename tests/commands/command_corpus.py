@@ -307,8 +307,22 @@ WHICH_USED: list[Case] = [
     Case("list the memories you just used", K.WHICH_USED),
 ]
 
+MEMBER_LINK: list[Case] = [
+    Case("/memory", K.MEMBER_LINK),
+    Case("@yuko /memory", K.MEMBER_LINK),
+    Case("<@123456> /memory", K.MEMBER_LINK),
+    Case("show my memory", K.MEMBER_LINK),
+    Case("Show my memory!", K.MEMBER_LINK),
+    Case("open my memory page", K.MEMBER_LINK),
+    Case("please send me a link to my scratchpad", K.MEMBER_LINK),
+    Case("give me my memory link", K.MEMBER_LINK),
+]
+
 # Near-misses and ordinary chat: none of these may be treated as a command.
 NON_COMMANDS: list[Case] = [
+    Case("memory", None),
+    Case("my memory is terrible", None),
+    Case("/memory leak in the parser", None),
     # Everyday uses of "remember"/"forget" that are not instructions to the bot.
     Case("I forgot my keys", None),
     Case("remember when we went hiking?", None),
@@ -551,6 +565,7 @@ COMMANDS: list[Case] = [
     *STOP_INFERRING,
     *RESUME_INFERRING,
     *WHICH_USED,
+    *MEMBER_LINK,
     *(case for case in SECOND_BATCH if case.kind is not None),
 ]
 

@@ -15,11 +15,12 @@ from typing import Any
 from remem.app import change
 from remem.app.erasure import about_member, erase_forgotten
 from remem.app.kernel import Kernel
+from remem.app.member_links import member_link
 from remem.app.reading import explain
 from remem.app.remember import remember
 from remem.app.settings import set_my_preferences
 from remem.commands.intents import CommandRecognizer, Intent, IntentKind
-from remem.context import RunContext
+from remem.context import RunContext, RunKind
 from remem.core.model import LIVE_STATUSES, Kind, Note, Scope, Status
 from remem.core.text import display
 from remem.errors import RememError
@@ -245,7 +246,28 @@ def _which_used(k: Kernel, intent: Intent) -> Reply:
     return Reply(f"For that answer I used:\n{lines}", intent.kind, [], notes)
 
 
+#: The answer to ``/memory`` outside a DM: a link is a bearer credential.
+ASK_IN_DM = (
+    "Your memory page link works like a password, so I only send it in a direct message: "
+    "ask me in a DM (say /memory there)."
+)
+
+
+def _member_link(k: Kernel, intent: Intent) -> Reply:
+    if k.ctx.kind is not RunKind.DM:
+        return Reply(ASK_IN_DM, intent.kind)
+    link = member_link(k)
+    minutes = int(k.engine.links.lifetime.total_seconds() // 60)
+    return Reply(
+        f"Here is your memory page, where you can see, correct, add and erase what I "
+        f"remember about you. The link works once, for {minutes} minutes; don't share "
+        f"it:\n{link.url}",
+        intent.kind,
+    )
+
+
 HANDLERS: dict[IntentKind, Callable[[Kernel, Intent], Reply]] = {
+    IntentKind.MEMBER_LINK: _member_link,
     IntentKind.REMEMBER: _remember,
     IntentKind.SCOPE_TO_CHANNEL: _scope_to_channel,
     IntentKind.LIST_ABOUT_ME: _list_about_me,

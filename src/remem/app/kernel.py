@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.app.agent_state import AgentLog
+from remem.app.link_settings import LinkSettings
 from remem.commands.intents import CommandRecognizer
 from remem.commands.recognize import RuleRecognizer
 from remem.context import Role, RunContext
@@ -94,6 +95,8 @@ class Engine:
         #: to a method must fall within, and the ceiling of learned messages' labels.
         self.principal: Grants | None = None
         self.labels: Role = self.max_role
+        #: Where member links point and how long they last (``Memory.link_settings``).
+        self.links = LinkSettings()
 
     def for_principal(self, grants: Grants, max_role: Role) -> Engine:
         """A view of this engine for one authenticated principal: it shares the backend,

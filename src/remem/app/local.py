@@ -20,6 +20,7 @@ from remem.app import (
     compaction,
     dm_slot,
     formation,
+    member_links,
     reading,
     recall,
     remember,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
     from remem.app.dm_slot import DmSlot
+    from remem.app.member_links import MemberLink
     from remem.core.projection import Revision
     from remem.formation.consolidate import ConsolidationReport
     from remem.formation.extract import LearnReport, Message
@@ -294,6 +296,9 @@ class LocalMemory:
     def command(self, ctx: RunContext, text: str) -> Reply | None:
         k = self.engine.kernel(ctx)
         return commands.run_command(k, check_str(text, "text"), self.engine.recognizer)
+
+    def member_link(self, ctx: RunContext) -> MemberLink:
+        return member_links.member_link(self.engine.kernel(ctx))
 
     def agents(self) -> builtins.list[str]:
         return self.engine.backend.agents()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from remem.app.commands import Reply
     from remem.app.compaction import CompactionReport
     from remem.app.dm_slot import DmSlot
+    from remem.app.member_links import MemberLink
     from remem.app.subscription import Subscription
     from remem.context import RunContext
     from remem.core.events import Event
@@ -201,6 +202,8 @@ class MemoryImpl(Protocol):
     def put_dm_slot(self, ctx: RunContext, blob: str, *, if_version: int) -> DmSlot: ...
 
     def command(self, ctx: RunContext, text: str) -> Reply | None: ...
+
+    def member_link(self, ctx: RunContext) -> MemberLink: ...
 
     def agents(self) -> builtins.list[str]: ...
 

@@ -116,17 +116,36 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--public-url",
+    metavar="URL",
+    help="The address members reach this service at, for member links (default: http://HOST:PORT).",
+)
+@click.option(
+    "--link-minutes",
+    default=15,
+    show_default=True,
+    type=click.IntRange(1, 1440),
+    help="How long a member link works.",
+)
 @click.option("--test-clock", is_flag=True, hidden=True)
 @pass_ctx
 @handle_errors
 def serve_cmd(
-    obj: Ctx, data_opt: str | None, host: str, port: int, workers: int, test_clock: bool
+    obj: Ctx,
+    data_opt: str | None,
+    host: str,
+    port: int,
+    workers: int,
+    public_url: str | None,
+    link_minutes: int,
+    test_clock: bool,
 ) -> None:
     """Serve every governed action over HTTP (needs remem[server]).
 
     \b
     Example:
-      remem serve --data ./remem-data --port 8700
+      remem serve --data ./remem-data --port 8700 --public-url https://memory.example.com
     """
     data = data_opt or obj.data
     if not data:
@@ -137,8 +156,14 @@ def serve_cmd(
         raise InvalidInput(
             "remem serve needs the server extra: pip install 'remem[server]'"
         ) from None
+    if public_url:  # a bad address is an error now, not at the first link
+        from remem.app.member_links import LinkSettings
+
+        LinkSettings(public_url)
     # A URL (postgresql://, jsonl://) is passed as it is; a path is made absolute.
     os.environ["REMEM_SERVE_DATA"] = data if "://" in data else os.path.abspath(data)
+    os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url or f"http://{host}:{port}"
+    os.environ["REMEM_SERVE_LINK_MINUTES"] = str(link_minutes)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)

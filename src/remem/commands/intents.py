@@ -44,6 +44,8 @@ class IntentKind(StrEnum):
     """Inferring notes about the speaker is allowed again."""
     WHICH_USED = "which_used"
     """Show which notes informed the bot's last answer."""
+    MEMBER_LINK = "member_link"
+    """Send the speaker a link to their scratchpad page (``/memory``, "show my memory")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -238,6 +238,11 @@ _WHICH_USED = (
     "(?:say|answer|write|suggest|think) (?:that|this)",
 )  # fmt: skip
 
+#: The scratchpad page (the ``/memory`` command itself: :data:`_SLASH_MEMORY`).
+_MEMBER_LINK = (
+    r"(?:show|open|give|send)(?: me)? my memory(?: page| pad| scratchpad| link)?",
+    r"(?:show|open|give|send)(?: me)? (?:a |the )?(?:link to )?my (?:memory page|scratchpad)",
+)
 _KNOW_VERB = r"(?:know|remember|recall|have(?: stored| saved| on file| in memory)?|keep|store|hold)"
 _MEMORY_NOUN = r"(?:memories|notes|info|information|data|details|facts|stuff)"
 _LIST_ABOUT_ME = (
@@ -523,6 +528,7 @@ def _each_of(kind: IntentKind, sources: tuple[str, ...], check: _PayloadCheck) -
 #: generic ones; CORRECT (needs a statement) before DISABLE (bare claim);
 #: REMEMBER last so e.g. "remember that for this channel" is a scope change.
 _TABLE: tuple[_Rule, ...] = (
+    _any_of(K.MEMBER_LINK, _MEMBER_LINK, question_ok=True),
     _any_of(K.WHICH_USED, _WHICH_USED, question_ok=True),
     _any_of(K.LIST_ABOUT_ME, _LIST_ABOUT_ME, question_ok=True),
     _any_of(K.FORGET_ALL_ABOUT_ME, _FORGET_ALL),
@@ -541,6 +547,10 @@ _TABLE: tuple[_Rule, ...] = (
 )
 
 
+#: ``/memory``, alone or after one mention of the bot.
+_SLASH_MEMORY = re.compile(r"\s*(?:<@!?\w{1,40}>\s*|@\S{1,40}\s+)?/memory\s*", re.IGNORECASE)
+
+
 class RuleRecognizer:
     """The deterministic English :class:`CommandRecognizer`.
 
@@ -551,6 +561,8 @@ class RuleRecognizer:
     """
 
     def recognize(self, text: str) -> Intent | None:
+        if isinstance(text, str) and _SLASH_MEMORY.fullmatch(text):
+            return Intent(K.MEMBER_LINK)
         utterance = prepare(text)
         if utterance is None:
             return None

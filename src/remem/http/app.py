@@ -1,7 +1,10 @@
 """The FastAPI application of ``remem serve`` (needs the ``server`` extra).
 
 Each request: ``Authorization: Bearer <token>`` → the token's principal
-(:func:`remem.http.tokens.authenticate`, 401 otherwise); the ``Remem-Run`` header's
+(:func:`remem.http.tokens.authenticate`, 401 otherwise), or without that header the
+member page's session cookie → its ``MemberSession`` (:mod:`remem.http.pad`: unsafe
+requests need the page's ``Origin`` and ``Remem-Pad`` header; with no ``Remem-Run`` the
+session's own DM envelope); the ``Remem-Run`` header's
 envelope → :func:`remem.run_context` (403 with the rule when the grants do not cover
 it; the agent in the path must be the envelope's); then the route's call on
 ``Memory.for_principal(principal)`` (so the message-label ceiling holds too). Results
@@ -22,7 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -31,13 +34,15 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from remem.app.idempotency import idempotent, seed_of
-from remem.app.principal import Principal, run_context
+from remem.app.member_links import LinkSettings
+from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
 from remem.errors import InvalidInput, RememError
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.openapi import document
+from remem.http.pad import COOKIE, add_pad_routes, cookie_principal
 from remem.http.routes import ROUTES, Args, Route, check_fields
 from remem.http.tokens import authenticate
 from remem.policy.authz import pattern_matches
@@ -87,7 +92,11 @@ class Service:
             return view
 
     def principal(self, request: Request) -> tuple[str, Principal]:
+        """The bearer token's principal; without an ``Authorization`` header, the member
+        session of the page's cookie (:func:`remem.http.pad.cookie_principal`)."""
         header = request.headers.get("authorization", "")
+        if not header and COOKIE in request.cookies:
+            return cookie_principal(request, self.mem)
         scheme, _, token = header.partition(" ")
         return authenticate(self.store, token.strip() if scheme.lower() == "bearer" else None)
 
@@ -138,8 +147,12 @@ def _body(route: Route, raw: bytes) -> dict[str, Any]:
 
 def _context(principal: Principal, request: Request) -> RunContext:
     """The request's envelope (``Remem-Run``) as the principal may assume it; the agent in
-    the path must be the envelope's."""
-    ctx = run_context(principal, _envelope(request))
+    the path must be the envelope's. A member session that sends no envelope acts in its
+    own (the only one it may assume)."""
+    if isinstance(principal, MemberSession) and RUN_HEADER not in request.headers:
+        ctx = run_context(principal, principal.envelope())
+    else:
+        ctx = run_context(principal, _envelope(request))
     agent = request.path_params["agent"]
     if ctx.agent != agent:
         raise InvalidInput(
@@ -332,6 +345,7 @@ def create_app(
     app.add_route("/openapi.json", openapi, methods=["GET"])
     app.add_route("/v1/agents", agents, methods=["GET"])
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
+    add_pad_routes(app, mem)
     _mount_mcp(app, service)
     return app
 
@@ -361,7 +375,18 @@ def create_app_from_env() -> FastAPI:
     trust = os.environ.get("REMEM_SERVE_TEST_CLOCK") == "1"
     beat = float(os.environ.get("REMEM_SERVE_HEARTBEAT") or HEARTBEAT)
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
+    mem.link_settings = link_settings_from_env()
     return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat)
+
+
+def link_settings_from_env() -> LinkSettings:
+    """Member links' settings from ``REMEM_SERVE_PUBLIC_URL`` (the service's public address)
+    and ``REMEM_SERVE_LINK_MINUTES`` (how long a link lasts; default 15)."""
+    minutes = os.environ.get("REMEM_SERVE_LINK_MINUTES") or "15"
+    if not minutes.isdigit():
+        raise InvalidInput("REMEM_SERVE_LINK_MINUTES is a whole number of minutes")
+    public = os.environ.get("REMEM_SERVE_PUBLIC_URL") or None
+    return LinkSettings(public, timedelta(minutes=int(minutes)))
 
 
 __all__ = ["MAX_BODY", "create_app", "create_app_from_env", "error_response", "test_clock"]

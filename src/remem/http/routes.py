@@ -19,6 +19,7 @@ from typing import Any
 from remem.app.commands import Reply
 from remem.app.compaction import CompactionReport
 from remem.app.dm_slot import DmSlot
+from remem.app.member_links import MemberLink
 from remem.app.memory_impl import MemoryImpl
 from remem.context import RunContext
 from remem.core.events import Event
@@ -436,6 +437,7 @@ ROUTES: builtins.list[Route] = [
         _changes,
         query={"after": ("int?", None), "wait": ("int?", None)},
     ),
+    Route("member_link", "POST", "/member-link", MemberLink, lambda m, c, a: m.member_link(c)),
     Route("dm_slot", "GET", "/dm-slot", DmSlot, lambda m, c, a: m.dm_slot(c)),
     Route(
         "put_dm_slot",

@@ -77,7 +77,9 @@ owner                          the owner grant (``owner_not_granted``)
 Actor patterns name people: runs without a person (task, system, owner) carry the
 actor their constructor sets, and their grant is the system or owner grant. A
 member session (``Grants.session``) assumes only its own DM with role ``member``
-(rules ``member_session``, ``member_session_role``). In a pattern ``*`` matches any
+(rules ``member_session``, ``member_session_role``), and mints no member link
+(``member_link_from_session``); a member link is minted in DM runs only
+(``member_link_dm_only``). In a pattern ``*`` matches any
 run of characters and is the only wildcard; ``*`` alone matches everything.
 """
 
@@ -122,6 +124,9 @@ class Action(StrEnum):
     TRASH_AGENT = "trash_agent"
     #: Act in this run envelope, by an authenticated principal's ``grants``.
     ASSUME_ENVELOPE = "assume_envelope"
+    #: Mint a member link (a bearer credential for the speaker's own scratchpad): DM
+    #: runs of a paired person only (rule ``member_link_dm_only``).
+    MEMBER_LINK = "member_link"
     #: Read or write a DM's encrypted memory slot (``target.scope_id``: the thread).
     DM_SLOT = "dm_slot"
     #: Put the run's message text into memory in the clear (see ``e2ee=``).
@@ -256,6 +261,8 @@ def decide(
         return _deny("unpaired", "unpaired senders have no access to memory; pair first")
     if above(role, ceiling):
         return within_ceiling(ctx, ceiling)
+    if action is Action.MEMBER_LINK:
+        return _member_link(ctx, grants)
     if action is Action.DM_SLOT:
         return Decision(*dm_slot_rule(ctx, target.scope_id, e2ee))
     if action is Action.PLAINTEXT:
@@ -322,6 +329,23 @@ def _envelope_rule(ctx: RunContext, action: Action, target: Target) -> Decision:
     if ctx.role is Role.OWNER:
         return _allow("owner")
     return _deny("owner_only", f"only the owner may {action.value.replace('_', ' ')}")
+
+
+def _member_link(ctx: RunContext, grants: Grants | None) -> Decision:
+    """A member link (a bearer credential) is minted in the member's own DM only, and
+    never by a member session (else a session could renew itself for ever)."""
+    if grants is not None and grants.session:
+        return _deny(
+            "member_link_from_session",
+            "a member session cannot mint member links: ask the bot for one in your DM",
+        )
+    if ctx.kind is RunKind.DM and ctx.has_personal_scope:
+        return _allow("member_link_dm")
+    return _deny(
+        "member_link_dm_only",
+        "a member link is a bearer credential: it is minted only in the member's own DM "
+        "(ask me in a DM)",
+    )
 
 
 def _reviewer(ctx: RunContext, action: Action, target: Target, steward: bool) -> Decision:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from remem.app.principal import HostPrincipal
 from remem.context import Role
 from remem.core.model import Status
@@ -132,6 +134,20 @@ class PolicyCases:
             assert error.reason
             assert w.mem.remember(w.dm(w.CAROL), "Likes jazz.", basis="inferred")
             raises(Denied, w.mem.set_my_preferences, w.cron(), inferred=False)
+
+    @case("member_link", OK, DENIED)
+    def test_member_link_only_in_the_members_own_dm(self, memory_factory: MemoryFactory) -> None:
+        with World(memory_factory) as w:
+            ctx = w.dm()
+            link = w.mem.member_link(ctx)
+            assert link.url.endswith("/pad#token=" + link.token) and len(link.token) >= 40
+            assert (link.agent, link.channel, link.member) == (w.agent, ctx.channel, ctx.actor)
+            now = w.user_note().created_at  # the store's clock, after the link was minted
+            assert now < link.expires_at <= now + timedelta(days=1)
+            assert w.mem.member_link(ctx).token != link.token  # a fresh one each time
+            for other in (w.member(), w.cron(), w.unpaired(), w.owner()):
+                error = raises(Denied, w.mem.member_link, other)
+                assert error.rule in ("member_link_dm_only", "unpaired"), error.rule
 
     @case("compact", OK, DENIED)
     def test_compact_erases_forgotten_content(self, memory_factory: MemoryFactory) -> None:

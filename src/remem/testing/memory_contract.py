@@ -93,6 +93,7 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "undo_run": _REVIEW,
     "consolidate": _GUARDED,
     "command": frozenset({OK}),
+    "member_link": _GUARDED,
     "dm_slot": _GUARDED,
     "put_dm_slot": frozenset({OK, DENIED, CONFLICT}),
     "agents": frozenset({OK}),
