@@ -6,18 +6,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from http_server import Server
+from postgres.test_pg_two_hosts import serve_pg
 from remem import Memory, RunContext
 from remem.app.kernel import Kernel
 from remem.app.principal import MemberSession
+from remem.cli import main
 from remem.errors import NotFound
 from remem.http.member_wall import check_member_result
 from remem.recall import engine as recall_engine
 from remem.store.base import MemberWall
 from remem.store.postgres.connect import connect
+from remem.testing import postgres_server
+from test_member_links import exchange, request
 
 AGENT, OTHER_AGENT = "alice_bot", "bob_bot"
 M, N = MemberSession("m", AGENT, "dm-m"), MemberSession("n", AGENT, "dm-n")
@@ -158,3 +165,56 @@ def test_the_wall_refuses_another_members_note_that_a_scope_bug_let_through(
     hits = [r.getMessage() for r in caplog.records if r.name == "remem.http.wall"]
     assert len(hits) == 4 and all('"member":"m"' in h for h in hits)
     assert notes["n_user"] in hits[0] and "likes tea" not in "".join(hits)
+
+
+def test_upgrade_from_v2_gives_every_note_row_its_current_scope(pg_server: str) -> None:
+    with postgres_server.fresh_database(pg_server, schema=False) as url:
+        assert CliRunner().invoke(main, ["--data", url, "db", "upgrade"]).exit_code == 0
+        owner = RunContext.owner(AGENT)
+        with Memory.open(url) as mem:
+            kept = mem.remember(_dm(M), "m likes tea.", scope="user").id
+            moved = mem.remember(owner, "The spare key is under the mat.", scope="agent").id
+            mem.move(owner, moved, scope="user", scope_id="n")
+            mem.set_channel_policy(owner, "team", inferred="off")
+        with connect(url, autocommit=True) as conn:  # a v2 database: no note scopes yet
+            conn.execute("UPDATE remem_events SET note_scope = NULL, note_scope_id = NULL")
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION remem_schema_version() RETURNS integer "
+                "LANGUAGE sql AS 'SELECT 2'"
+            )
+        result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
+        assert "schema at v3 (was 2)" in result.output, result.output
+        with connect(url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT note_id, note_scope, note_scope_id FROM remem_events"
+            ).fetchall()
+        assert {(r[1], r[2]) for r in rows if r[0] == kept} == {("user", "m")}
+        assert {(r[1], r[2]) for r in rows if r[0] == moved} == {("user", "n")}
+        assert len([r for r in rows if r[0] == moved]) == 2  # its Remembered row followed
+        assert {(r[1], r[2]) for r in rows if r[0] is None} == {(None, None)}
+
+
+def test_a_member_session_on_a_real_server_gets_its_notes_through_the_wall(
+    app_db: tuple[str, str], notes: dict[str, str], tmp_path: Path
+) -> None:
+    _, app_url = app_db
+    with Memory.open(app_url) as mem:
+        link = mem.member_link(_dm(M))
+    with serve_pg(app_url, tmp_path) as (base, proc):
+        server = Server(base, tmp_path, proc, tmp_path)
+        status, headers = exchange(server, link.token)
+        assert status == 201
+        cookie = headers["set-cookie"].split(";")[0]
+        status, _, body = request(server, "GET", f"/v1/agents/{AGENT}/notes", Cookie=cookie)
+        assert status == 200
+        assert {n["id"] for n in body} == {notes[k] for k in ("m_user", "m_dm", "agent")}
+        for key, want in (("m_user", 200), ("agent", 200), ("n_user", 404), ("n_dm", 404)):
+            path = f"/v1/agents/{AGENT}/notes/{notes[key]}"
+            assert request(server, "GET", path, Cookie=cookie)[0] == want, key
+        status, _, body = request(
+            server, "POST", f"/v1/agents/{AGENT}/recall", {"query": "tea"},
+            Cookie=cookie, Origin=base, Remem_Pad="1",
+        )  # fmt: skip
+        assert status == 200 and notes["m_user"] in {n["id"] for n in body["notes"]}
+    logs = "".join(p.read_text() for p in tmp_path.glob("serve-*.log"))
+    assert "remem.http.wall" not in logs and '"wall":"member"' not in logs

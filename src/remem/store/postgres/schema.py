@@ -17,6 +17,13 @@ writes the service's records (tokens, member links, sessions, slots: they
 belong to no single agent), :data:`DIRECTORY_SCOPE` reads the agent names
 (``remem_agents`` holds names and counters, no content) and :data:`KEYRING_SCOPE`
 re-wraps the wrapped data keys at a KEK rotation (:mod:`remem.store.postgres.keyring`).
+
+The member wall (v3): ``remem_events`` rows carry their note's current scope
+(``note_scope``, ``note_scope_id``); a transaction of the member read path also sets
+``remem.user`` (the member) and ``remem.channel`` (their DM channel), and then sees
+only that member's user notes, that channel's notes and agent-wide notes
+(:meth:`remem.store.postgres.backend.PgBackend.readable_notes`). With ``remem.user``
+unset or empty, the agent policy alone applies.
 """
 
 from __future__ import annotations
