@@ -5,6 +5,7 @@ service's check that a scope-resolution bug cannot hand a member another member'
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,14 @@ def test_the_wall_refuses_another_members_note_that_a_scope_bug_let_through(
 
 
 def test_upgrade_from_v2_gives_every_note_row_its_current_scope(pg_server: str) -> None:
-    with postgres_server.fresh_database(pg_server, schema=False) as url:
+    """Upgraded by a plain role that owns the tables (FORCE row-level security applies to
+    it: the fill must lift it for its one statement), checked as the superuser."""
+    role = f"remem_owner_{secrets.token_hex(4)}"
+    with postgres_server.fresh_database(pg_server, schema=False) as admin_url:
+        with connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'CREATE ROLE "{role}" LOGIN')
+            admin.execute(f'GRANT CREATE ON SCHEMA public TO "{role}"')
+        url = f"postgresql://{role}@{admin_url.split('@', 1)[1]}"
         assert CliRunner().invoke(main, ["--data", url, "db", "upgrade"]).exit_code == 0
         owner = RunContext.owner(AGENT)
         with Memory.open(url) as mem:
@@ -176,22 +184,28 @@ def test_upgrade_from_v2_gives_every_note_row_its_current_scope(pg_server: str) 
             moved = mem.remember(owner, "The spare key is under the mat.", scope="agent").id
             mem.move(owner, moved, scope="user", scope_id="n")
             mem.set_channel_policy(owner, "team", inferred="off")
-        with connect(url, autocommit=True) as conn:  # a v2 database: no note scopes yet
-            conn.execute("UPDATE remem_events SET note_scope = NULL, note_scope_id = NULL")
-            conn.execute(
+        with connect(admin_url, autocommit=True) as admin:  # a v2 database: no note scopes
+            admin.execute("UPDATE remem_events SET note_scope = NULL, note_scope_id = NULL")
+            admin.execute(
                 "CREATE OR REPLACE FUNCTION remem_schema_version() RETURNS integer "
                 "LANGUAGE sql AS 'SELECT 2'"
             )
         result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
         assert "schema at v3 (was 2)" in result.output, result.output
-        with connect(url, autocommit=True) as conn:
-            rows = conn.execute(
+        with connect(admin_url, autocommit=True) as admin:
+            rows = admin.execute(
                 "SELECT note_id, note_scope, note_scope_id FROM remem_events"
             ).fetchall()
-        assert {(r[1], r[2]) for r in rows if r[0] == kept} == {("user", "m")}
-        assert {(r[1], r[2]) for r in rows if r[0] == moved} == {("user", "n")}
-        assert len([r for r in rows if r[0] == moved]) == 2  # its Remembered row followed
-        assert {(r[1], r[2]) for r in rows if r[0] is None} == {(None, None)}
+            forced = admin.execute(
+                "SELECT relforcerowsecurity FROM pg_class WHERE relname = 'remem_events'"
+            ).fetchone()
+    with connect(pg_server, autocommit=True) as admin:
+        admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+    assert forced == (True,)  # forced again after the fill
+    assert {(r[1], r[2]) for r in rows if r[0] == kept} == {("user", "m")}
+    assert {(r[1], r[2]) for r in rows if r[0] == moved} == {("user", "n")}
+    assert len([r for r in rows if r[0] == moved]) == 2  # its Remembered row followed
+    assert {(r[1], r[2]) for r in rows if r[0] is None} == {(None, None)}
 
 
 def test_a_member_session_on_a_real_server_gets_its_notes_through_the_wall(
