@@ -22,6 +22,7 @@ from remem import Conflict, Denied, Memory, Message, Role, RunContext, Unauthent
 from remem.http.routes import REQUIRED, ROUTES, Route
 
 AGENT = "yuko"
+CLI = (sys.executable, "-m", "remem.cli")
 HOST_ARGS = ("--agent", AGENT, "--channel", "discord:*", "--actor", "*")
 
 
@@ -246,6 +247,53 @@ def test_no_cors_no_docs_and_the_openapi_document(server: Server) -> None:
     for route in ROUTES:
         op = spec["paths"][route.full_path][route.verb.lower()]
         assert {"401", "403", "404", "422", "503", str(route.ok)} <= set(op["responses"]), route
+
+
+def _preflight(
+    server: Server, path: str, origin: str, headers: dict[str, str]
+) -> tuple[int, dict[str, str]]:
+    """A CORS preflight (its body is plain text): status and headers (lower-case names)."""
+    conn = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]), timeout=30)
+    conn.request("OPTIONS", path, headers={"Origin": origin, **headers})
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}
+
+
+def test_cors_only_for_the_configured_origins_and_never_with_credentials(tmp_path: Path) -> None:
+    console, evil = "https://console.example", "https://evil.example"
+    with serve(tmp_path / "data", "--cors-origin", console) as srv:
+        token = srv.token("--name", "console", "--owner")
+        preflight = {
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type,remem-run,if-match",
+        }
+        path = "/v1/agents/yuko/notes"
+        status, headers = _preflight(srv, path, console, preflight)
+        assert status == 200 and headers["access-control-allow-origin"] == console
+        assert "access-control-allow-credentials" not in headers
+        assert "remem-run" in headers["access-control-allow-headers"].lower()
+        status, headers = _preflight(srv, path, evil, preflight)
+        assert status >= 400 and "access-control-allow-origin" not in headers
+        owner = RunContext.owner("yuko").to_json()
+        body = {"text": "Deploys are on Tuesdays.", "scope": "agent"}
+        status, headers, note = call(
+            srv, "POST", path, token=token, envelope=owner, body=body, headers={"Origin": console}
+        )
+        assert status == 201 and headers["access-control-allow-origin"] == console
+        assert headers["etag"] == f'"{note["version"]}"'
+        assert "etag" in headers["access-control-expose-headers"].lower()
+        _, headers, _ = call(srv, "GET", "/healthz", headers={"Origin": evil})
+        assert "access-control-allow-origin" not in headers  # the browser keeps it out
+    bad = subprocess.run(
+        [*CLI, "serve", "--data", str(tmp_path / "d2"), "--cors-origin", "https://x.example/a"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode != 0 and "is not an origin" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 def test_the_access_log_has_routes_but_no_token_and_no_note_text(

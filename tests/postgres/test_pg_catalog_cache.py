@@ -5,33 +5,20 @@ compacted (replaced) log is not used, and it never changes an answer."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from remem import Memory, RunContext
 from remem.app import agent_state as agentlog_module
-from remem.store.catalog import CatalogState
 from remem.store.postgres import events as pg_events
 from remem.store.postgres.backend import PgBackend
 from remem.testing import postgres_server
+from store.test_catalog_cache import count_scans
 
 
 @pytest.fixture(autouse=True)
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(agentlog_module, "FREEZE_AFTER", 1)  # small logs write it too
-
-
-def _scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    scanned: list[int] = []
-    observe = CatalogState.observe
-
-    def counting(self: CatalogState, data: dict[str, Any], pos: int) -> list[Any]:
-        scanned.append(pos)
-        return observe(self, data, pos)
-
-    monkeypatch.setattr(CatalogState, "observe", counting)
-    return scanned
 
 
 def _snapshot(url: str, agent: str) -> list[tuple[str, str, str]]:
@@ -70,7 +57,7 @@ def test_a_reopen_resumes_from_the_snapshot_and_a_stale_one_is_caught_up(
     _populate(pg_url, agent, 0, 12)
     expected = _snapshot(pg_url, agent)  # a full scan: writes the snapshot
     assert _cache(pg_backend, agent)
-    scanned = _scans(monkeypatch)
+    scanned = count_scans(monkeypatch)
     assert _snapshot(pg_url, agent) == expected
     assert scanned == []  # resumed: no event folded again
     more = _populate(pg_url, agent, 12, 3)  # the snapshot now predates three notes

@@ -128,6 +128,13 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
     type=click.IntRange(1, 1440),
     help="How long a member link works.",
 )
+@click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="A browser origin allowed to call the API with a token (repeatable; default none).",
+)
 @click.option("--test-clock", is_flag=True, hidden=True)
 @pass_ctx
 @handle_errors
@@ -139,6 +146,7 @@ def serve_cmd(
     workers: int,
     public_url: str | None,
     link_minutes: int,
+    cors_origins: tuple[str, ...],
     test_clock: bool,
 ) -> None:
     """Serve every governed action over HTTP (needs remem[server]).
@@ -164,6 +172,9 @@ def serve_cmd(
     os.environ["REMEM_SERVE_DATA"] = data if "://" in data else os.path.abspath(data)
     os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url or f"http://{host}:{port}"
     os.environ["REMEM_SERVE_LINK_MINUTES"] = str(link_minutes)
+    from remem.http.app import check_origin  # a bad origin is an error now
+
+    os.environ["REMEM_SERVE_CORS_ORIGINS"] = " ".join(check_origin(o) for o in cors_origins)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)

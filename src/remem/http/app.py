@@ -13,7 +13,8 @@ session's results pass the database's member wall where the backend has one
 are :mod:`remem.schema` JSON forms; every error is :func:`remem.error_table.error_body`
 with the table's status. A note result carries ``ETag: "<version>"``; changes take
 ``If-Match``. Every ``/v1`` response is ``Cache-Control: no-store``. No CORS headers are
-sent (browsers keep other origins out), ``/docs`` is off, and the access log (logger
+sent unless ``cors_origins`` are configured (browsers keep other origins out), ``/docs``
+is off, and the access log (logger
 ``remem.http.access``, one JSON object a line) holds the route, the token's name, the
 status, the time and the serving process's id: never a token, a note's text or a query.
 """
@@ -26,12 +27,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -61,6 +64,8 @@ ACCESS = logging.getLogger("remem.http.access")
 _LOG = logging.getLogger("remem.http")
 _NOW: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("remem_now", default=None)
 _NO_STORE = {"Cache-Control": "no-store"}
+#: The request headers a configured CORS origin may send.
+CORS_HEADERS = ("Authorization", "Content-Type", "Remem-Run", "If-Match", "Idempotency-Key")
 #: The longest ``Idempotency-Key`` accepted.
 MAX_KEY = 200
 #: The Server-Sent Events route (:mod:`remem.http.events`).
@@ -317,11 +322,15 @@ def create_app(
     *,
     trust_test_clock: bool = False,
     heartbeat: float = HEARTBEAT,
+    cors_origins: Sequence[str] = (),
 ) -> FastAPI:
     """The application over ``mem``, authenticating with the tokens in ``store``.
     ``trust_test_clock``: read the time from each request's ``Remem-Test-Now`` header
     (tests only; ``mem`` must be opened with ``clock=test_clock``). ``heartbeat``: the
-    seconds of silence after which an event stream sends a comment."""
+    seconds of silence after which an event stream sends a comment. ``cors_origins``: the
+    browser origins (``https://console.example``) allowed to call the ``/v1`` API with a
+    bearer token; none by default, so no CORS header is sent (never with credentials:
+    cookies stay with the member pages' own origin)."""
     service = Service(mem, store, trust_test_clock=trust_test_clock)
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     spec = orjson.dumps(document())
@@ -354,7 +363,39 @@ def create_app(
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
     _mount_mcp(app, service)
+    if cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=list(CORS_HEADERS),
+            expose_headers=["ETag"],
+            allow_credentials=False,
+        )
     return app
+
+
+def cors_origins_from_env() -> list[str]:
+    """``REMEM_SERVE_CORS_ORIGINS`` (space-separated origins), each checked."""
+    return [check_origin(o) for o in os.environ.get("REMEM_SERVE_CORS_ORIGINS", "").split()]
+
+
+def check_origin(origin: str) -> str:
+    """``origin`` if it is a browser origin (scheme, host, optional port; nothing else)."""
+    parts = urllib.parse.urlsplit(origin)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username is not None
+    ):
+        raise InvalidInput(
+            f"{origin[:100]!r} is not an origin: give scheme and host, with a port if any, "
+            "e.g. https://console.example.com"
+        )
+    return origin
 
 
 def _mount_mcp(app: FastAPI, service: Service) -> None:
@@ -383,7 +424,8 @@ def create_app_from_env() -> FastAPI:
     beat = float(os.environ.get("REMEM_SERVE_HEARTBEAT") or HEARTBEAT)
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
     mem.link_settings = link_settings_from_env()
-    return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat)
+    cors = cors_origins_from_env()
+    return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat, cors_origins=cors)
 
 
 def link_settings_from_env() -> LinkSettings:
