@@ -4,15 +4,19 @@ with the reason, only where no PostgreSQL can be had at all."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 
 pytest.importorskip(
     "psycopg", reason="the postgres extra is not installed: pip install '.[postgres]'"
 )
 
+from remem.cli import main
 from remem.store.postgres.backend import PgBackend
+from remem.store.postgres.connect import connect
 from remem.testing import postgres_server
 
 
@@ -37,3 +41,30 @@ def pg_backend(pg_url: str) -> Iterator[PgBackend]:
     backend = PgBackend(pg_url)
     yield backend
     backend.close()
+
+
+def _as(url: str, user: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://{user}@{rest.split('@', 1)[1]}"
+
+
+@pytest.fixture(scope="module")
+def app_db(pg_server: str) -> Iterator[tuple[str, str]]:
+    """A database upgraded by its owner for an application role: (owner URL, app URL)."""
+    role = f"remem_app_{secrets.token_hex(4)}"
+    with postgres_server.fresh_database(pg_server, schema=False) as owner_url:
+        app_url = _as(owner_url, role)
+        result = CliRunner().invoke(
+            main,
+            ["--data", app_url, "db", "upgrade", "--owner-url", owner_url, "--app-role", role],
+        )
+        assert result.exit_code == 0, result.output
+        assert f"row-level security applies to {role}" in result.output
+        try:
+            yield owner_url, app_url
+        finally:
+            with connect(pg_server, autocommit=True) as admin:
+                admin.execute(
+                    f'DROP DATABASE IF EXISTS "{owner_url.rsplit("/", 1)[1]}" WITH (FORCE)'
+                )
+                admin.execute(f'DROP ROLE IF EXISTS "{role}"')

@@ -3,8 +3,6 @@ bypasses RLS and would prove nothing), and ``remem db upgrade`` that sets it up.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,33 +15,6 @@ from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect, psycopg_modules
 from remem.store.postgres.schema import POLICIES
 from remem.testing import postgres_server
-
-
-def _as(url: str, user: str) -> str:
-    scheme, rest = url.split("://", 1)
-    return f"{scheme}://{user}@{rest.split('@', 1)[1]}"
-
-
-@pytest.fixture(scope="module")
-def app_db(pg_server: str) -> Iterator[tuple[str, str]]:
-    """A database upgraded by its owner for an application role: (owner URL, app URL)."""
-    role = f"remem_app_{secrets.token_hex(4)}"
-    with postgres_server.fresh_database(pg_server, schema=False) as owner_url:
-        app_url = _as(owner_url, role)
-        result = CliRunner().invoke(
-            main,
-            ["--data", app_url, "db", "upgrade", "--owner-url", owner_url, "--app-role", role],
-        )
-        assert result.exit_code == 0, result.output
-        assert f"row-level security applies to {role}" in result.output
-        try:
-            yield owner_url, app_url
-        finally:
-            with connect(pg_server, autocommit=True) as admin:
-                admin.execute(
-                    f'DROP DATABASE IF EXISTS "{owner_url.rsplit("/", 1)[1]}" WITH (FORCE)'
-                )
-                admin.execute(f'DROP ROLE IF EXISTS "{role}"')
 
 
 def _fill(app_url: str) -> None:
@@ -141,10 +112,10 @@ def test_upgrade_without_options_works_and_says_rls_is_only_advisory(pg_server: 
     with postgres_server.fresh_database(pg_server, schema=False) as url:
         result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
         assert result.exit_code == 0, result.output
-        assert "schema at v2 (was none)" in result.output
+        assert "schema at v3 (was none)" in result.output
         assert "row-level security is only advisory" in result.output
         again = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
-        assert "schema at v2 (was 2)" in again.output
+        assert "schema at v3 (was 3)" in again.output
         with Memory.open(url) as mem:
             assert mem.agents() == []
 

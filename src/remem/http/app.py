@@ -7,7 +7,9 @@ requests need the page's ``Origin`` and ``Remem-Pad`` header; with no ``Remem-Ru
 session's own DM envelope); the ``Remem-Run`` header's
 envelope → :func:`remem.run_context` (403 with the rule when the grants do not cover
 it; the agent in the path must be the envelope's); then the route's call on
-``Memory.for_principal(principal)`` (so the message-label ceiling holds too). Results
+``Memory.for_principal(principal)`` (so the message-label ceiling holds too); a member
+session's results pass the database's member wall where the backend has one
+(:mod:`remem.http.member_wall`). Results
 are :mod:`remem.schema` JSON forms; every error is :func:`remem.error_table.error_body`
 with the table's status. A note result carries ``ETag: "<version>"``; changes take
 ``If-Match``. Every ``/v1`` response is ``Cache-Control: no-store``. No CORS headers are
@@ -44,6 +46,7 @@ from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
 from remem.errors import InvalidInput, RememError
 from remem.http.events import HEARTBEAT, resume_position, stream
+from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
 from remem.http.pad import COOKIE, add_pad_routes, cookie_principal
 from remem.http.routes import ROUTES, Args, Route, check_fields
@@ -181,13 +184,17 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
     args, view = Args(values, if_version), service.view(principal)
     key = _idempotency_key(request) if route.idempotent else None
     if key is None:
-        return route.call(view, ctx, args), name
-    # Who asks, what, in which envelope, with which key and body: the same request again
-    # derives the same ids, in any process (remem.app.idempotency).
-    envelope = json.dumps(ctx.to_json(), sort_keys=True)
-    seed = seed_of(name, route.name, request.url.path, envelope, key, raw)
-    with idempotent(seed):
-        return route.call(view, ctx, args), name
+        result = route.call(view, ctx, args)
+    else:
+        # Who asks, what, in which envelope, with which key and body: the same request
+        # again derives the same ids, in any process (remem.app.idempotency).
+        envelope = json.dumps(ctx.to_json(), sort_keys=True)
+        seed = seed_of(name, route.name, request.url.path, envelope, key, raw)
+        with idempotent(seed):
+            result = route.call(view, ctx, args)
+    if isinstance(principal, MemberSession):  # the database's wall (remem.http.member_wall)
+        result = check_member_result(service.mem.backend, principal, route.name, result)
+    return result, name
 
 
 def _idempotency_key(request: Request) -> str | None:

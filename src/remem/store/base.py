@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import mmap
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -274,6 +274,21 @@ class ChangeSignal(Protocol):
 
     def watch(self, agent: str, wake: threading.Event) -> None:
         """Set ``wake`` (held weakly) whenever events of ``agent`` are committed."""
+        ...
+
+
+@runtime_checkable
+class MemberWall(Protocol):
+    """A backend whose database itself limits what the member read path may return
+    (PostgreSQL's row-level security with the member's settings): a second wall behind
+    the service's scope resolution. Backends without it rely on that resolution alone."""
+
+    def readable_notes(
+        self, agent: str, member: str, channel: str, note_ids: Collection[str]
+    ) -> set[str]:
+        """The ids among ``note_ids`` whose rows the database lets ``member`` read in
+        their DM ``channel`` of ``agent`` (their user notes, that channel's notes and the
+        agent-wide notes); any other id is one scope resolution should not have shown."""
         ...
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from remem.errors import Conflict, NotFound
+from remem.errors import Conflict, InvalidInput, NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
 from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
@@ -53,6 +54,28 @@ class PgBackend:
         """Set ``wake`` when any host commits events of ``agent`` (a wake-up only: read
         the log for what is new; see :mod:`remem.store.postgres.changes`)."""
         self._listener.watch(agent, wake)
+
+    def readable_notes(
+        self, agent: str, member: str, channel: str, note_ids: Collection[str]
+    ) -> set[str]:
+        """The ids among ``note_ids`` whose rows row-level security lets through under
+        ``remem.agent`` = ``agent``, ``remem.user`` = ``member`` and ``remem.channel`` =
+        ``channel`` (:class:`~remem.store.base.MemberWall`; the policy decides, not this
+        query: it asks for the ids without any condition of scope)."""
+        if not note_ids:
+            return set()
+        if not member:
+            raise InvalidInput("the member wall needs a member (an empty one admits every row)")
+        with self.pool.scoped(agent) as conn:
+            conn.execute(
+                "SELECT set_config('remem.user', %s, true), set_config('remem.channel', %s, true)",
+                (member, channel),
+            )
+            rows = conn.execute(
+                "SELECT DISTINCT note_id FROM remem_events WHERE agent = %s AND note_id = ANY(%s)",
+                (agent, list(note_ids)),
+            ).fetchall()
+        return {r[0] for r in rows}
 
     def agents(self) -> list[str]:
         with self.pool.scoped(DIRECTORY_SCOPE) as conn:

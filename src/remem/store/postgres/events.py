@@ -22,7 +22,16 @@ from typing import Any
 
 import orjson
 
-from remem.core.events import Corrected, Erased, Event, Remembered, from_dict, sequenced, to_dict
+from remem.core.events import (
+    Corrected,
+    Erased,
+    Event,
+    NoteEvent,
+    Remembered,
+    from_dict,
+    sequenced,
+    to_dict,
+)
 from remem.core.model import Scope
 from remem.errors import Conflict, NotFound, StoreError
 from remem.store.base import Batch, TornTail, Visitor
@@ -44,8 +53,15 @@ _NEW = (
     "WHERE a.agent = %s ORDER BY e.ord"
 )
 _INSERT = (
-    "INSERT INTO remem_events (agent, seq, ord, eid, note_id, by_id, data, subject) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+    "INSERT INTO remem_events (agent, seq, ord, eid, note_id, by_id, data, subject, "
+    "note_scope, note_scope_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_SCOPE_OF_NOTE = (
+    "SELECT note_scope, note_scope_id FROM remem_events WHERE agent = %s AND note_id = %s "
+    "AND note_scope IS NOT NULL ORDER BY ord DESC LIMIT 1"
+)
+_MOVE_NOTE = (
+    "UPDATE remem_events SET note_scope = %s, note_scope_id = %s WHERE agent = %s AND note_id = %s"
 )
 _SUBJECT_OF_NOTE = (
     "SELECT subject FROM remem_events WHERE agent = %s AND note_id = %s "
@@ -288,6 +304,9 @@ class _PgTxn:
         self._last = 0  # the agent's last seq, under the lock
         self._staged: list[Event] = []
         self._subjects: dict[str, str] = {}  # note id -> the subject sealing its text
+        # note id -> its scope and scope id (for the member wall), within one transaction
+        self._scopes: dict[str, tuple[str | None, str | None]] = {}
+        self._moved: set[str] = set()  # notes whose scope an event of this commit changed
 
     def connection(self) -> Any:
         self.lock()
@@ -298,6 +317,7 @@ class _PgTxn:
         if self._locked:
             return
         conn, agent = self._conn, self._log.agent
+        self._scopes, self._moved = {}, set()  # another host may have moved a note since
         conn.execute("SELECT set_config('remem.agent', %s, true)", (agent,))
         lock = "SELECT last_seq FROM remem_agents WHERE agent = %s FOR UPDATE"
         row = conn.execute(lock, (agent,)).fetchone()
@@ -331,7 +351,33 @@ class _PgTxn:
             }
         text = orjson.dumps(data, option=orjson.OPT_UTC_Z).decode()
         note_id, by = getattr(ev, "note_id", None), getattr(ev, "by", None)
-        return (agent, ev.seq, ord_, ev.eid, note_id, by, text, subject)
+        return (agent, ev.seq, ord_, ev.eid, note_id, by, text, subject, *self._scope(ev))
+
+    def _scope(self, ev: Event) -> tuple[str | None, str | None]:
+        """The scope of ``ev``'s note after ``ev`` (``None``s for an event about no note)."""
+        if not isinstance(ev, NoteEvent):
+            return None, None
+        if isinstance(ev, Remembered | Corrected) and ev.scope is not None:
+            if isinstance(ev, Corrected):
+                self._moved.add(ev.note_id)
+            self._scopes[ev.note_id] = (ev.scope.value, ev.scope_id)
+        elif ev.note_id not in self._scopes:
+            row = self._conn.execute(_SCOPE_OF_NOTE, (self._log.agent, ev.note_id)).fetchone()
+            self._scopes[ev.note_id] = (row[0], row[1]) if row else (None, None)
+        return self._scopes[ev.note_id]
+
+    def _rows(self, events: Sequence[Event], ords: Sequence[int]) -> list[tuple[Any, ...]]:
+        """The rows of ``events``, every row of a note with the note's scope after them all
+        (a move in the same batch included: the member wall reads the note's scope now)."""
+        rows = [self._row(ev, o) for ev, o in zip(events, ords, strict=True)]
+        return [r if r[4] is None else (*r[:8], *self._scopes[r[4]]) for r in rows]
+
+    def _follow_moves(self) -> None:
+        """Give the earlier rows of every note this commit moved the note's new scope."""
+        agent, moved, self._moved = self._log.agent, self._moved, set()
+        for note_id in sorted(moved):
+            scope = self._scopes[note_id]
+            self._conn.execute(_MOVE_NOTE, (*scope, agent, note_id))
 
     def _subject(self, ev: Remembered | Corrected) -> str:
         if isinstance(ev, Remembered):
@@ -389,9 +435,10 @@ class _PgTxn:
             return
         self.lock()
         agent, conn = self._log.agent, self._conn
-        rows = [self._row(ev, ev.seq) for ev in staged]
+        rows = self._rows(staged, [ev.seq for ev in staged])
         with conn.cursor() as cur:
             cur.executemany(_INSERT, rows)
+        self._follow_moves()
         self._tombstones(staged)
         last = staged[-1].seq
         conn.execute("UPDATE remem_agents SET last_seq = %s WHERE agent = %s", (last, agent))
@@ -422,11 +469,12 @@ class _PgTxn:
         fresh = iter(sequenced([ev for ev in events if not ev.seq], self._last + 1))
         written = [ev if ev.seq else next(fresh) for ev in events]
         last = max([self._last, *(ev.seq for ev in written)])
-        rows = [self._row(ev, i) for i, ev in enumerate(written, 1)]  # subjects: read first
+        rows = self._rows(written, range(1, len(written) + 1))  # subjects: read first
         conn.execute("DELETE FROM remem_events WHERE agent = %s", (agent,))
         conn.execute("DELETE FROM remem_tombstones WHERE agent = %s", (agent,))
         with conn.cursor() as cur:
             cur.executemany(_INSERT, rows)
+        self._moved = set()  # every row of the agent was written with its note's scope now
         self._tombstones(written)
         # A subject none of whose text is left loses its data key (crypto-shredding).
         shredded = [

@@ -17,6 +17,13 @@ writes the service's records (tokens, member links, sessions, slots: they
 belong to no single agent), :data:`DIRECTORY_SCOPE` reads the agent names
 (``remem_agents`` holds names and counters, no content) and :data:`KEYRING_SCOPE`
 re-wraps the wrapped data keys at a KEK rotation (:mod:`remem.store.postgres.keyring`).
+
+The member wall (v3): ``remem_events`` rows carry their note's current scope
+(``note_scope``, ``note_scope_id``); a transaction of the member read path also sets
+``remem.user`` (the member) and ``remem.channel`` (their DM channel), and then sees
+only that member's user notes, that channel's notes and agent-wide notes
+(:meth:`remem.store.postgres.backend.PgBackend.readable_notes`). With ``remem.user``
+unset or empty, the agent policy alone applies.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Any
 from remem.errors import StoreError
 
 #: The layout of this code's tables; bumped with every change of them.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: ``remem.agent`` while reading or writing the service's records.
 CONFIG_SCOPE = "#config"
 #: ``remem.agent`` while listing the agents.
@@ -36,9 +43,19 @@ KEYRING_SCOPE = "#keyring"
 
 #: Every table, with the policy expression that admits a row.
 _AGENT = "agent = current_setting('remem.agent', true)"
+#: The member wall (v3): with ``remem.user`` set (the member read path), an event row
+#: passes only when its note is that member's user note, a note of ``remem.channel`` (the
+#: member's DM channel) or an agent-wide note (which every member reads); with it unset
+#: or empty, the agent's rows as before.
+_MEMBER = (
+    "(coalesce(current_setting('remem.user', true), '') = '' "
+    "OR note_scope = 'agent' "
+    "OR (note_scope = 'user' AND note_scope_id = current_setting('remem.user', true)) "
+    "OR (note_scope = 'channel' AND note_scope_id = current_setting('remem.channel', true)))"
+)
 POLICIES: dict[str, str] = {
     "remem_agents": f"{_AGENT} OR current_setting('remem.agent', true) = '{DIRECTORY_SCOPE}'",
-    "remem_events": _AGENT,
+    "remem_events": f"{_AGENT} AND {_MEMBER}",
     "remem_tombstones": _AGENT,
     "remem_traces": _AGENT,
     "remem_trace_shared": _AGENT,
@@ -74,6 +91,10 @@ CREATE TABLE IF NOT EXISTS remem_events (
 -- v2: the subject whose data key seals the event's text (NULL: nothing sealed).
 ALTER TABLE remem_events ADD COLUMN IF NOT EXISTS subject text;
 CREATE INDEX IF NOT EXISTS remem_events_subject ON remem_events (agent, subject);
+-- v3: the scope of the row's note as it is now (every row of a note follows a move), for
+-- the member wall (NULL for events about no note).
+ALTER TABLE remem_events ADD COLUMN IF NOT EXISTS note_scope text;
+ALTER TABLE remem_events ADD COLUMN IF NOT EXISTS note_scope_id text;
 CREATE INDEX IF NOT EXISTS remem_events_ord ON remem_events (agent, ord);
 CREATE INDEX IF NOT EXISTS remem_events_note ON remem_events (agent, note_id);
 CREATE INDEX IF NOT EXISTS remem_events_by ON remem_events (agent, by_id);
@@ -132,12 +153,27 @@ CREATE TABLE IF NOT EXISTS remem_records (
 """
 
 
+#: v2 -> v3: every note's rows get the note's current scope, read from its events' JSON
+#: (the owner is under FORCE row-level security too: lifted for this one statement,
+#: inside the upgrade's transaction, and forced again by the policies that follow).
+_FILL_NOTE_SCOPES = [
+    "ALTER TABLE remem_events NO FORCE ROW LEVEL SECURITY",
+    "UPDATE remem_events e SET note_scope = s.scope, note_scope_id = s.scope_id FROM ("
+    "SELECT DISTINCT ON (agent, note_id) agent, note_id, data::jsonb->>'scope' AS scope, "
+    "data::jsonb->>'scope_id' AS scope_id FROM remem_events WHERE note_id IS NOT NULL "
+    "AND data::jsonb->>'scope' IS NOT NULL ORDER BY agent, note_id, ord DESC) s "
+    "WHERE e.agent = s.agent AND e.note_id = s.note_id",
+]
+
+
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _statements(app_role: str | None) -> list[str]:
+def _statements(app_role: str | None, have: int | None) -> list[str]:
     out = [s.strip() for s in _TABLES.split(";") if s.strip()]
+    if have is not None and have < 3:
+        out += _FILL_NOTE_SCOPES
     for table, expr in POLICIES.items():
         out += [
             f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
@@ -217,7 +253,7 @@ def upgrade(conn: Any, app_role: str | None) -> list[str]:
             )
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('remem db upgrade'))")
-        for statement in _statements(app_role):
+        for statement in _statements(app_role, have):
             conn.execute(statement)  # SQL of our own: names and constants, no input
     notes.insert(0, f"schema at v{SCHEMA_VERSION} (was {'none' if have is None else have})")
     return notes
