@@ -8,13 +8,13 @@ re-applied). Also: the contracts pass with sealing on."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
-from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cryptography.exceptions import InvalidTag
 
+from postgres.test_pg_memory_contract import TestPgMemory as PgMemory
 from remem import Memory, RunContext
 from remem.errors import StoreError
 from remem.store.postgres.backend import PgBackend
@@ -24,7 +24,6 @@ from remem.store.postgres.keyring import KeyFile, unseal
 from remem.testing import postgres_server
 from remem.testing.contract import EventLogContract
 from remem.testing.contract_seq import SeqContract
-from remem.testing.memory_contract import MemoryContract
 
 ALICE = RunContext.dm("yuko", "discord:dm7", "discord:7")
 BOB = RunContext.dm("yuko", "discord:dm8", "discord:8")
@@ -124,22 +123,12 @@ def test_an_erased_persons_text_is_unreadable_from_an_old_dump_and_after_its_res
                 backend.close()
 
 
-class TestPgMemorySealed(MemoryContract):
+class TestPgMemorySealed(PgMemory):
     """The Memory-level contract with note text sealed (a key file configured)."""
 
-    @pytest.fixture
-    def memory_factory(
-        self, pg_url: str, key_file: Path
-    ) -> Iterator[Callable[[Callable[[], datetime]], Memory]]:
-        opened: list[Memory] = []
-
-        def factory(clock: Callable[[], datetime]) -> Memory:
-            opened.append(Memory.open(pg_url, clock=clock))
-            return opened[-1]
-
-        yield factory
-        for mem in opened:
-            mem.close()
+    @pytest.fixture(autouse=True)
+    def _sealed(self, key_file: Path) -> None:
+        """Every case opens its Memory with the module's key file set."""
 
 
 class TestPgEventLogSealed(EventLogContract, SeqContract):
