@@ -65,7 +65,10 @@ class Events:
         """The next event: its id, event and data (comments are kept in ``comments``)."""
         fields: dict[str, Any] = {}
         while True:
-            line = self.response.readline().decode().rstrip("\n")
+            raw = self.response.readline()
+            if not raw:  # a closed stream reads b"" forever: fail, don't spin
+                raise AssertionError("the event stream ended")
+            line = raw.decode().rstrip("\n")
             if not line and "data" in fields:
                 fields["data"] = json.loads(fields["data"])
                 return fields

@@ -83,8 +83,9 @@ def hosts(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
 def _sse_collect(
     base: str, token: str, ctx: RunContext, seen: list[dict[str, Any]], ready: threading.Event
 ) -> None:
-    """Append the SSE events of ``ctx`` on ``base`` to ``seen`` until the stream goes quiet
-    for 20 s (the caller watches ``seen``: the event may arrive before it knows the id)."""
+    """Append the SSE events of ``ctx`` on ``base`` to ``seen`` until the stream ends or goes
+    quiet for 20 s (the caller watches ``seen``: the event may arrive before it knows the
+    id)."""
     port = int(base.rsplit(":", 1)[1])
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     headers = {"Authorization": f"Bearer {token}", "Remem-Run": json.dumps(ctx.to_json())}
@@ -92,8 +93,8 @@ def _sse_collect(
     response = conn.getresponse()
     assert response.status == 200
     try:
-        while True:
-            line = response.readline().decode().rstrip("\n")
+        while raw := response.readline():  # b"": the stream ended
+            line = raw.decode().rstrip("\n")
             if line == ": subscribed":
                 ready.set()
             elif line.startswith("data: "):
