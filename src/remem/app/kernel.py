@@ -57,7 +57,8 @@ if TYPE_CHECKING:
 Clock = Callable[[], datetime]
 
 _REINFORCEABLE = frozenset({Status.ACTIVE, Status.PENDING, Status.UNVERIFIED})
-_NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
+#: The answer for a note that is missing or that the context may not see (the same one).
+NOTE_NOT_FOUND = "no note {id} is visible here (it does not exist, or this context may not see it)"
 _AGENT = Target(Scope.AGENT)
 
 
@@ -281,7 +282,7 @@ class Kernel:
             )
         note = state.notes.get(note_id)
         if note is None or not self.can_read(state, note):
-            raise NotFound(_NOT_FOUND.format(id=note_id))
+            raise NotFound(NOTE_NOT_FOUND.format(id=note_id))
         return note
 
     # -- the event envelope, scopes, limits ------------------------------------------

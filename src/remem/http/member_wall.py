@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from remem.app.kernel import NOTE_NOT_FOUND
 from remem.app.principal import MemberSession
 from remem.core.events import Event, NoteEvent
 from remem.core.model import Note
@@ -27,7 +28,6 @@ from remem.recall.engine import Recall
 from remem.store.base import MemberWall
 
 WALL = logging.getLogger("remem.http.wall")
-_REFUSED = "no note {id} is visible here (it does not exist, or this context may not see it)"
 
 
 def _note_ids(result: Any) -> set[str]:
@@ -68,7 +68,7 @@ def check_member_result(backend: object, session: MemberSession, route: str, res
     )
     if isinstance(result, list) and not any(isinstance(x, Event) for x in result):
         return [x for x in result if not (isinstance(x, Note) and x.id in refused)]
-    raise NotFound(_REFUSED.format(id=min(refused)))
+    raise NotFound(NOTE_NOT_FOUND.format(id=min(refused)))
 
 
 __all__ = ["WALL", "check_member_result"]
