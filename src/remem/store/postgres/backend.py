@@ -66,11 +66,7 @@ class PgBackend:
             return set()
         if not member:
             raise InvalidInput("the member wall needs a member (an empty one admits every row)")
-        with self.pool.scoped(agent) as conn:
-            conn.execute(
-                "SELECT set_config('remem.user', %s, true), set_config('remem.channel', %s, true)",
-                (member, channel),
-            )
+        with self.pool.scoped(agent, user=member, channel=channel) as conn:
             rows = conn.execute(
                 "SELECT DISTINCT note_id FROM remem_events WHERE agent = %s AND note_id = ANY(%s)",
                 (agent, list(note_ids)),

@@ -52,6 +52,14 @@ def connect(url: str, **kwargs: Any) -> Any:
         raise db_error(exc, url) from None
 
 
+def set_scope(conn: Any, agent: str, **settings: str) -> None:
+    """Name this transaction's agent (``remem.agent``) and any other row-level-security
+    setting (``user``, ``channel`` → ``remem.user``, ``remem.channel``), in one round trip."""
+    values = {"agent": agent, **settings}
+    calls = ", ".join(f"set_config('remem.{name}', %s, true)" for name in values)
+    conn.execute(f"SELECT {calls}", tuple(values.values()))
+
+
 class Pool:
     """A pool of connections to one database, each used by one transaction at a time."""
 
@@ -68,12 +76,13 @@ class Pool:
             raise db_error(exc, url) from None
 
     @contextmanager
-    def scoped(self, scope: str) -> Iterator[Any]:
-        """A connection in a transaction that sees ``scope``'s rows; committed at the end
-        (rolled back on an exception)."""
+    def scoped(self, scope: str, **settings: str) -> Iterator[Any]:
+        """A connection in a transaction that sees ``scope``'s rows (and, with ``user`` and
+        ``channel``, only that member's: :func:`set_scope`); committed at the end (rolled
+        back on an exception)."""
         try:
             with self._pool.connection() as conn:
-                conn.execute("SELECT set_config('remem.agent', %s, true)", (scope,))
+                set_scope(conn, scope, **settings)
                 yield conn
         except self.errors as exc:
             raise db_error(exc, self.url) from None

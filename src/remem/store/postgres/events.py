@@ -36,7 +36,7 @@ from remem.core.model import Scope
 from remem.errors import Conflict, NotFound, StoreError
 from remem.store.base import Batch, TornTail, Visitor
 from remem.store.postgres.changes import notify
-from remem.store.postgres.connect import Pool, db_error
+from remem.store.postgres.connect import Pool, db_error, set_scope
 from remem.store.postgres.keyring import Keyring, seal, unseal
 
 #: Bytes of event JSON a handle keeps for :meth:`PgEventLog.read_at` (what the page cache
@@ -318,7 +318,7 @@ class _PgTxn:
             return
         conn, agent = self._conn, self._log.agent
         self._scopes, self._moved = {}, set()  # another host may have moved a note since
-        conn.execute("SELECT set_config('remem.agent', %s, true)", (agent,))
+        set_scope(conn, agent)
         lock = "SELECT last_seq FROM remem_agents WHERE agent = %s FOR UPDATE"
         row = conn.execute(lock, (agent,)).fetchone()
         if row is None:
@@ -424,9 +424,8 @@ class _PgTxn:
                 f"the log is at seq {self._last}, not {expect_seq}; read what was appended "
                 "since and build the events again (nothing was written)"
             )
-        appended = self.stage(events)
+        appended = self.stage(events)  # sets positions; commit() leaves them
         self.commit()
-        self.positions = [ev.seq for ev in appended]
         return appended
 
     def commit(self) -> None:
