@@ -15,8 +15,6 @@ directory see one order of writes).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import threading
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ import orjson
 
 from remem.errors import Conflict, InvalidInput, StoreError
 from remem.store import syscalls
-from remem.store.durable import ensure_dir, fsync_dir, read_all, reason, write_synced
+from remem.store.durable import ensure_dir, fsync_dir, read_all, reason, replace_file
 from remem.store.lockfile import LockFile
 
 _COLLECTION = re.compile(r"^[a-z0-9_]{1,64}$")
@@ -132,7 +130,7 @@ class FileRecords:
                     path.unlink(missing_ok=True)
                     fsync_dir(path.parent)
                     return 0
-                self._replace(path, orjson.dumps({"value": value, "version": version}))
+                replace_file(path, orjson.dumps({"value": value, "version": version}))
             except OSError as exc:
                 raise StoreError(
                     f"cannot write {path}: {reason(exc)} (the record may or may not be "
@@ -140,24 +138,6 @@ class FileRecords:
                     applied=None,
                 ) from None
             return version
-
-    @staticmethod
-    def _replace(path: Path, body: bytes) -> None:
-        """Durably replace ``path`` with ``body`` (written and fsynced aside, renamed over
-        it, the directory fsynced)."""
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            write_synced(fd, body)
-        finally:
-            os.close(fd)
-        try:
-            syscalls.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                syscalls.unlink(tmp)
-            raise
-        fsync_dir(path.parent)
 
     def record_keys(self, collection: str) -> list[str]:
         check_names(collection)

@@ -8,6 +8,7 @@ through :mod:`remem.store.syscalls` and raises :class:`~remem.errors.StoreError`
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Iterable, Iterator
@@ -78,6 +79,24 @@ def write_synced(fd: int, data: bytes) -> None:
     while view:
         view = view[syscalls.write(fd, view) :]
     syscalls.fsync(fd)
+
+
+def replace_file(path: Path, body: bytes) -> None:
+    """Durably replace ``path`` with ``body`` (written and fsynced aside, renamed over it,
+    the directory fsynced; the file is private: mode 0600). Raises ``OSError``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        write_synced(fd, body)
+    finally:
+        os.close(fd)
+    try:
+        syscalls.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            syscalls.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
 
 
 def read_all(path: Path) -> bytes:

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from remem.errors import InvalidInput, StoreError
+from remem.store.durable import replace_file
 from remem.store.postgres.connect import Pool
 from remem.store.postgres.schema import KEYRING_SCOPE
 
@@ -78,14 +79,8 @@ class KeyFile:
             self._stamp = stamp
 
     def save(self) -> None:
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, orjson.dumps(self.data))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
+        # Durable before it returns: a rotation's destroyed KEK must stay destroyed.
+        replace_file(self.path, orjson.dumps(self.data))
         self._stamp = None
 
     def keks(self) -> dict[int, bytes]:
