@@ -22,14 +22,13 @@ This module needs no web framework: the kernel's command handler mints links too
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from remem.app.link_settings import LinkSettings
-from remem.app.principal import MemberSession
+from remem.app.principal import MemberSession, credential_digest
 from remem.core.model import Scope, format_ts, parse_ts
 from remem.errors import Conflict, Unauthenticated
 from remem.policy.authz import Action, Target, decide, require
@@ -78,8 +77,9 @@ def _expiry(value: dict[str, Any]) -> datetime:
     return (parse_ts(raw) if isinstance(raw, str) else None) or datetime.min.replace(tzinfo=UTC)
 
 
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+def _plausible(token: Any) -> bool:
+    """Whether ``token`` could be a link or session token (else no store is read for it)."""
+    return isinstance(token, str) and 20 <= len(token) <= 100
 
 
 def _link_url(settings: LinkSettings, token: str) -> str:
@@ -105,16 +105,16 @@ def member_link(k: Kernel) -> MemberLink:
         "created_at": format_ts(now),
         "expires_at": format_ts(expires),
     }
-    store.write_record(LINKS, _digest(token), record, if_version=0)
+    store.write_record(LINKS, credential_digest(token), record, if_version=0)
     url = _link_url(settings, token)
     return MemberLink(url, token, expires, ctx.agent, ctx.channel, ctx.actor)
 
 
 def _live(store: ConfigStore, collection: str, token: str, now: datetime) -> Any:
     """The record of an unexpired ``token`` in ``collection`` (``None`` otherwise)."""
-    if not isinstance(token, str) or not 20 <= len(token) <= 100:
+    if not _plausible(token):
         return None
-    record = store.read_record(collection, _digest(token))
+    record = store.read_record(collection, credential_digest(token))
     if record is None or _expiry(record.value) <= now:
         return None
     return record
@@ -133,14 +133,14 @@ def exchange_link(
     if record is None:
         raise Unauthenticated(_REFUSED)
     try:  # at the version read: of two exchanges of one link, one wins
-        store.write_record(LINKS, _digest(token), None, if_version=record.version)
+        store.write_record(LINKS, credential_digest(token), None, if_version=record.version)
     except Conflict:
         raise Unauthenticated(_REFUSED) from None
     principal = _principal(record.value)
     session = secrets.token_urlsafe(32)
     expires = now + settings.session_lifetime
     value = {**record.value, "created_at": format_ts(now), "expires_at": format_ts(expires)}
-    store.write_record(SESSIONS, _digest(session), value, if_version=0)
+    store.write_record(SESSIONS, credential_digest(session), value, if_version=0)
     return SessionGrant(session, principal, expires)
 
 
@@ -154,8 +154,8 @@ def session_principal(store: ConfigStore, token: str, now: datetime) -> SessionG
 
 def end_session(store: ConfigStore, token: str) -> None:
     """Delete a session (signing out); nothing happens for an unknown token."""
-    if isinstance(token, str) and 20 <= len(token) <= 100:
-        key = _digest(token)
+    if _plausible(token):
+        key = credential_digest(token)
         if store.read_record(SESSIONS, key) is not None:
             store.write_record(SESSIONS, key, None, if_version=None)
 

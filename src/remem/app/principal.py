@@ -25,6 +25,7 @@ passes to ``learn`` may assert (``Memory.for_principal`` caps them).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,12 @@ from remem.policy.authz import Action, Grants, Target, check_ceiling, decide, re
 
 _ALL = ("*",)
 _SYSTEM = frozenset({Role.CRON, Role.SOP, Role.WEBHOOK})
+
+
+def credential_digest(token: str) -> str:
+    """What is stored of a bearer credential that names a principal (a host token, a member
+    link or session): its SHA-256, never the credential itself."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ This module needs no web framework: the command line uses it too.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import re
 import secrets
@@ -25,7 +24,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from remem.app.principal import HostPrincipal, OwnerPrincipal, Principal, system_roles
+from remem.app.principal import (
+    HostPrincipal,
+    OwnerPrincipal,
+    Principal,
+    credential_digest,
+    system_roles,
+)
 from remem.context import Role
 from remem.core.model import format_ts
 from remem.errors import Conflict, InvalidInput, NotFound, Unauthenticated
@@ -62,10 +67,6 @@ class TokenInfo:
             "system": list(self.system),
             "created_at": self.created_at,
         }
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def check_name(name: str) -> str:
@@ -106,7 +107,7 @@ def create_token(
         HostPrincipal(patterns[0], patterns[1], patterns[2], role, system)
     token = f"{PREFIX}{name}_{secrets.token_urlsafe(32)}"
     record = {
-        "hash": _digest(token),
+        "hash": credential_digest(token),
         "owner": owner,
         "agents": list(patterns[0]),
         "channels": list(patterns[1]),
@@ -172,7 +173,7 @@ def authenticate(store: ConfigStore, token: str | None) -> tuple[str, Principal]
     record = store.read_record(COLLECTION, match.group(1)) if match else None
     stored = str(record.value.get("hash", "")) if record is not None else ""
     # Compare even when there is no record, so timing tells nothing about the names.
-    ok = hmac.compare_digest(_digest(token or ""), stored or "0" * 64)
+    ok = hmac.compare_digest(credential_digest(token or ""), stored or "0" * 64)
     if record is None or not ok:
         raise Unauthenticated(
             "missing or invalid host token: send 'Authorization: Bearer <token>' with a token "
