@@ -242,8 +242,7 @@ def _utc_kept(value: datetime) -> Any:
 
 #: For log lines, orjson serializes UTC datetimes itself; a ``Source`` is its ``to_dict``
 #: (which leaves ``via`` out when unset: orjson would write every field).
-_CONVERT_LINE: dict[type, Any] = {datetime: _utc_kept, tuple: list, Source: Source.to_dict}
-_PLAIN_LINE = _PLAIN
+_CONVERT_LINE: dict[type, Any] = {**_CONVERT, datetime: _utc_kept}
 #: Per event class, its ``to_dict`` (and the log line's variant) written out field by
 #: field (see :func:`_compile`).
 _TO_DICT: dict[type[Event], Callable[[Event], dict[str, Any]]] = {}
@@ -254,7 +253,7 @@ def _compile(cls: type[Event], *, line: bool = False) -> Callable[[Event], dict[
     """``to_dict`` for one class as straight-line code: every event written goes through
     it, and a loop over the fields costs several times more. Same keys, same order.
     ``line``: the variant for :func:`encode`, which leaves what orjson writes the same
-    way itself (UTC datetimes, sources) to orjson."""
+    way itself (UTC datetimes) to orjson."""
     lines = [
         "def to_dict(event, _plain=_PLAIN, _convert=_CONVERT, _other=_encode_value):",
         f"    out = {{'op': {cls.op!r}, 'v': {SCHEMA_VERSION!r}}}",
@@ -274,7 +273,7 @@ def _compile(cls: type[Event], *, line: bool = False) -> Callable[[Event], dict[
             lines += ["    else:", f"        out[{stored!r}] = None"]
     lines.append("    return out")
     namespace: dict[str, Any] = {
-        "_PLAIN": _PLAIN_LINE if line else _PLAIN,
+        "_PLAIN": _PLAIN,
         "_CONVERT": _CONVERT_LINE if line else _CONVERT,
         "_encode_value": _encode_value,
     }

@@ -33,7 +33,7 @@ from remem.errors import (
     StoreError,
     Unauthenticated,
 )
-from remem.recall.render import quote as inert
+from remem.recall.render import quote
 from remem.runwrites import Written
 from remem.tools.arguments import check_arguments
 from remem.tools.result import ToolResult
@@ -125,7 +125,7 @@ def _remember(
         said = "already remembered; noted again"
     else:
         said = "remembered"
-    return f"{said}: {_quote(note.text)}", (note.receipt,)
+    return f"{said}: {quote(note.text)}", (note.receipt,)
 
 
 def _forget(impl: MemoryImpl, ctx: RunContext, args: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
@@ -136,7 +136,7 @@ def _forget(impl: MemoryImpl, ctx: RunContext, args: dict[str, Any]) -> tuple[st
     else:
         note = _by_quote(impl, ctx, args["quote"])
     gone = impl.forget(ctx, note.id)
-    return f"forgot: {_quote(note.text)}", (gone.receipt,)
+    return f"forgot: {quote(note.text)}", (gone.receipt,)
 
 
 def _shown_ids(impl: MemoryImpl, ctx: RunContext) -> list[str]:
@@ -163,8 +163,8 @@ def _fold(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def _by_quote(impl: MemoryImpl, ctx: RunContext, quote: str) -> Note:
-    wanted = _fold(quote)
+def _by_quote(impl: MemoryImpl, ctx: RunContext, text: str) -> Note:
+    wanted = _fold(text)
     ids = _shown_ids(impl, ctx) + [w.note.id for w in impl.writes(ctx, ctx.run_id)]
     found: dict[str, Note] = {}
     for note_id in dict.fromkeys(ids):
@@ -184,11 +184,6 @@ def _by_quote(impl: MemoryImpl, ctx: RunContext, quote: str) -> Note:
             f"{len(found)} notes contain that quote: name the note by its number instead"
         )
     return next(iter(found.values()))
-
-
-def _quote(text: str) -> str:
-    """A note's text as inert data for the model (one line, JSON-quoted, ``<>`` escaped)."""
-    return inert(text)
 
 
 __all__ = ["run_tool", "tool_specs"]
