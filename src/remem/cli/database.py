@@ -9,6 +9,7 @@ import click
 
 from remem.cli.main import Ctx, handle_errors, main, pass_ctx
 from remem.errors import InvalidInput
+from remem.store.open import POSTGRES_SCHEMES
 
 
 @main.group("db")
@@ -50,7 +51,7 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
 
     data = obj.data or ""
     target = owner_url or data
-    if not target.startswith(("postgresql://", "postgres://")):
+    if not target.startswith(POSTGRES_SCHEMES):
         raise InvalidInput(
             "db upgrade needs a PostgreSQL database: --data postgresql://... (or --owner-url)"
         )
@@ -66,7 +67,7 @@ def _upgrade(conn: Any, data: str, owner_url: str | None, app_role: str | None) 
     from remem.store.postgres.schema import rls_effect, upgrade
 
     with conn:
-        if app_role is None and owner_url and data.startswith(("postgresql://", "postgres://")):
+        if app_role is None and owner_url and data.startswith(POSTGRES_SCHEMES):
             app_role = _user_of(data)
             owner = conn.execute("SELECT current_user").fetchone()[0]
             app_role = None if app_role == owner else app_role
@@ -104,7 +105,7 @@ def migrate_cmd(source: str, target: str) -> None:
     from remem.store.postgres.backend import PgBackend
     from remem.store.postgres.migrate import migrate
 
-    if not target.startswith(("postgresql://", "postgres://")):
+    if not target.startswith(POSTGRES_SCHEMES):
         raise InvalidInput("--to takes a PostgreSQL URL: postgresql://user@host/db")
     if not Path(source, "agents").is_dir() and not Path(source, "config").is_dir():
         raise InvalidInput(f"--from {source}: not a remem data directory (no agents/ or config/)")

@@ -12,6 +12,9 @@ from remem.store.jsonl import JsonlBackend
 from remem.store.memory import URL as MEMORY_URL
 from remem.store.memory import MemoryBackend
 
+#: The URL prefixes of a PostgreSQL location.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
 
 def open_backend(location: str | Path) -> Backend:
     """The backend for ``location``; a plain path means the embedded JSONL store.
@@ -52,7 +55,7 @@ def _open_backend(location: str | Path) -> Backend:
             f"{location!r}: an in-memory store takes no name or path; use memory:// "
             "(every open makes a new, private store)"
         )
-    if location.startswith(("postgresql://", "postgres://")):
+    if location.startswith(POSTGRES_SCHEMES):
         from remem.store.postgres.backend import PgBackend  # psycopg only when asked for
 
         return PgBackend(location)

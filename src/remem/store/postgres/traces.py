@@ -15,6 +15,11 @@ def _dump(record: dict[str, Any]) -> str:
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 
+_INSERT = (
+    "INSERT INTO remem_traces (agent, run_id, actor, channel, data) VALUES (%s, %s, %s, %s, %s)"
+)
+
+
 class PgTraceLog:
     """The :class:`~remem.store.base.TraceLog` of one agent."""
 
@@ -31,17 +36,12 @@ class PgTraceLog:
                     "ON CONFLICT (agent, ref) DO UPDATE SET data = EXCLUDED.data",
                     (self.agent, str(shared["ref"]), _dump(shared)),
                 )
-            conn.execute(
-                "INSERT INTO remem_traces (agent, run_id, actor, channel, data) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                (
-                    self.agent,
-                    record.get("run_id"),
-                    record.get("actor"),
-                    record.get("channel"),
-                    _dump(record),
-                ),
-            )
+            conn.execute(_INSERT, self._row(record))
+
+    def _row(self, record: dict[str, Any]) -> tuple[Any, ...]:
+        """``record`` as a row of :data:`_INSERT` (its columns for lookups, and all of it)."""
+        run_id, actor, channel = record.get("run_id"), record.get("actor"), record.get("channel")
+        return (self.agent, run_id, actor, channel, _dump(record))
 
     def shared(self, ref: str) -> dict[str, Any] | None:
         with self._pool.scoped(self.agent) as conn:
@@ -70,14 +70,7 @@ class PgTraceLog:
                 (self.agent, refs),
             )
             with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO remem_traces (agent, run_id, actor, channel, data) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    [
-                        (self.agent, r.get("run_id"), r.get("actor"), r.get("channel"), _dump(r))
-                        for r in records
-                    ],
-                )
+                cur.executemany(_INSERT, [self._row(r) for r in records])
 
     def all(self) -> list[dict[str, Any]]:
         return self._select("true ORDER BY id", ())
