@@ -202,13 +202,14 @@ class Keyring:
     def apply_ledger(self) -> None:
         """Erase again what the ledger names (a restored older backup still holds it)."""
         self.file.reload()
+        by_agent: dict[str, list[str]] = {}
         for entry in self.file.data.get("ledger", []):
-            agent, subject = entry["agent"], entry["subject"]
+            by_agent.setdefault(entry["agent"], []).append(entry["subject"])
+        # At every open: one transaction per agent, not one per erased subject.
+        for agent, subjects in by_agent.items():
             with self._pool.scoped(agent) as conn:
-                conn.execute(
-                    "DELETE FROM remem_keys WHERE agent = %s AND subject = %s", (agent, subject)
-                )
-                conn.execute(
-                    "DELETE FROM remem_events WHERE agent = %s AND subject = %s",
-                    (agent, subject),
-                )
+                for table in ("remem_keys", "remem_events"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE agent = %s AND subject = ANY(%s)",
+                        (agent, subjects),
+                    )
