@@ -8,16 +8,21 @@ import json
 import urllib.parse
 from pathlib import Path
 
-from http_server import serve
-from test_http_service import call
+from click.testing import CliRunner
 
+from http_server import serve
 from remem import RunContext
+from remem.cli import main
+from test_http_service import call
 
 
 def test_http_refuses_reserved_agents(tmp_path: Path) -> None:
     data = tmp_path / "data"
+    made = CliRunner().invoke(
+        main, ["--data", str(data), "tokens", "create", "--name", "owner", "--owner", "--json"]
+    )
+    token = json.loads(made.output)["token"]
     with serve(data) as server:
-        token = server.token("--name", "owner", "--owner")
         for name in ("#config", "#keyring", "#directory"):
             envelope = {**RunContext.owner("yuko").to_json(), "agent": name}
             base = f"/v1/agents/{urllib.parse.quote(name, safe='')}"

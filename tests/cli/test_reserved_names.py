@@ -94,7 +94,8 @@ def test_an_existing_reserved_directory_is_reported_refused_and_renamed(tmp_path
 
     refused = cli(data, "ls", "--agent", "#config")
     assert refused.exit_code == 2 and "remem agents rename '#config'" in refused.output
-    assert cli(data, "agents", "ls").output.strip() == "no agents"  # not listed as the owner's agent
+    # Not listed as an agent of the owner's.
+    assert cli(data, "agents", "ls").output.strip() == "no agents"
 
     assert cli(data, "agents", "rename", "#config", "#keyring").exit_code == 2
     renamed = cli(data, "agents", "rename", "#config", "config-bot")

@@ -47,21 +47,22 @@ def rows_of(url: str, where: str) -> dict[str, int]:
 
 
 def test_no_transaction_for_a_reserved_name(pg_backend: PgBackend, pg_url: str) -> None:
+    calls: list[tuple[str, tuple[object, ...]]] = [
+        ("event_log", ()),
+        ("trace_log", ()),
+        ("read_rules", ()),
+        ("write_rule", ("style", "x")),
+        ("agent_secret", ()),
+        ("adopt_secret", (b"k" * 32,)),
+        ("scrub", ()),
+        ("cache", ("catalog",)),
+        ("trash_agent", ()),
+        ("readable_notes", ("discord:7", "discord:1", {"note_x"})),
+    ]
     for name in RESERVED:
-        for call in (
-            lambda: pg_backend.event_log(name),
-            lambda: pg_backend.trace_log(name),
-            lambda: pg_backend.read_rules(name),
-            lambda: pg_backend.write_rule(name, "style", "x"),
-            lambda: pg_backend.agent_secret(name),
-            lambda: pg_backend.adopt_secret(name, b"k" * 32),
-            lambda: pg_backend.scrub(name),
-            lambda: pg_backend.cache(name, "catalog"),
-            lambda: pg_backend.trash_agent(name),
-            lambda: pg_backend.readable_notes(name, "discord:7", "discord:1", {"note_x"}),
-        ):
+        for method, args in calls:
             with pytest.raises(InvalidInput, match="reserved"):
-                call()
+                getattr(pg_backend, method)(name, *args)
         result = cli(pg_url, "remember", "--agent", name, "A note.")
         assert result.exit_code == 2 and "reserved" in result.output
     assert rows_of(pg_url, "agent LIKE '#%'") == {}

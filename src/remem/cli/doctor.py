@@ -73,6 +73,8 @@ def check_permissions(obj: Ctx) -> list[health.Finding]:
     the data directory's owns (see :mod:`remem.store.permissions`)."""
     root = jsonl_root(obj.mem)
     key_file = os.environ.get("REMEM_KEY_FILE")
+    if root is None and not key_file:
+        return []  # a database without a key file: no file of remem's to check
     try:
         found = find_exposed(root, (Path(key_file),) if key_file else ())
     except OSError as exc:
@@ -198,7 +200,8 @@ def _offer_removal(obj: Ctx, yes: bool) -> None:
     if not yes:
         try:
             yes = click.confirm(f"Remove the probe agents left by earlier doctors ({names})?")
-        except click.Abort:
+        except click.Abort:  # no answer (stdin closed): keep them
+            click.echo()
             yes = False
     if not yes:
         click.echo(f"kept {display(names)}; `remem doctor --yes` removes them")
