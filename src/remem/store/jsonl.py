@@ -13,6 +13,8 @@
     <data>/agents/<agent>/secret.key      the agent's secret for keyed hashes (0600)
     <data>/config/<collection>/<key>.json the config store's records (remem.store.config)
 
+Every file is created 0600 and every directory 0700 (:mod:`remem.store.private`).
+
 Each event line carries its ``seq`` (see :mod:`remem.store.base`), written at
 append. Lines of logs written before ``seq`` existed have none: a reader numbers
 them by line (1-based), which is what their seq would have been, and a compaction
