@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from remem.core.ids import new_id
+from remem.core.names import check_agent
 from remem.core.text import check_id
 from remem.errors import InvalidInput
 
@@ -57,16 +58,6 @@ def _require_id(value: object, what: str) -> str:
     return check_id(value, what)
 
 
-def _require_agent(value: object) -> str:
-    name = _require_id(value, "agent")
-    if name.startswith(".") or "/" in name or "\\" in name or len(name) > 64:
-        raise InvalidInput(
-            f"agent name {name!r} is not allowed: use up to 64 characters without '/' "
-            "and not starting with '.'"
-        )
-    return name
-
-
 @dataclass(frozen=True, slots=True)
 class RunContext:
     """Trusted facts about one run. Build it with the constructors, not by hand.
@@ -84,7 +75,7 @@ class RunContext:
     run_id: str = field(default_factory=lambda: new_id("run"))
 
     def __post_init__(self) -> None:
-        _require_agent(self.agent)
+        check_agent(self.agent)  # the one agent-name validator (no '#' name of the service)
         if not isinstance(self.role, Role):
             raise InvalidInput(f"role must be a remem.Role, not {self.role!r}")
         if not isinstance(self.kind, RunKind):

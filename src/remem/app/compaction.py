@@ -148,9 +148,9 @@ def report_of(k: Kernel, counts: dict[str, Any], removed: list[str]) -> Compacti
 def trash_agent(k: Kernel, agent: str) -> str:
     """``Memory.trash_agent``: move an agent's data to the trash (the owner of that
     agent only: rules ``other_agent`` and ``owner_only``); returns where it went."""
-    from remem.core.text import check_id
+    from remem.core.names import check_agent
 
-    check_id(agent, "agent")
+    check_agent(agent)
     k.require_envelope(Action.TRASH_AGENT, Target(Scope.AGENT, agent=agent))
     k.state()
     k.engine.drop_agent(agent)

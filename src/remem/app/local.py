@@ -33,6 +33,7 @@ from remem.app.subscription import LocalSubscription, Subscription
 from remem.context import RunContext
 from remem.core.events import Event
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status
+from remem.core.names import is_reserved
 from remem.core.text import check_id, check_str
 from remem.errors import InvalidInput
 
@@ -301,7 +302,9 @@ class LocalMemory:
         return member_links.member_link(self.engine.kernel(ctx))
 
     def agents(self) -> builtins.list[str]:
-        return self.engine.backend.agents()
+        # A name of the service's own (a doctor probe, a directory an older remem let
+        # take a reserved name) is no agent of the owner's: `remem doctor` reports those.
+        return [a for a in self.engine.backend.agents() if not is_reserved(a)]
 
     def trash_agent(self, ctx: RunContext, agent: str) -> str:
         return compaction.trash_agent(self.engine.kernel(ctx), agent)

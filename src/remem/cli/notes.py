@@ -3,6 +3,8 @@ remember, compact, agents."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from remem.cli.main import (
@@ -16,7 +18,10 @@ from remem.cli.main import (
     pass_ctx,
 )
 from remem.core.text import display
+from remem.errors import InvalidInput
 from remem.schema import to_json
+from remem.store.open import POSTGRES_SCHEMES
+from remem.store.rename import rename_agent_dir
 
 
 @main.command("ls")
@@ -217,7 +222,7 @@ def compact_cmd(obj: Ctx, agent: str | None, as_json: bool) -> None:
 
 @main.group("agents")
 def agents_group() -> None:
-    """List or trash agents.
+    """List, trash or rename agents.
 
     \b
     Example:
@@ -256,3 +261,28 @@ def agents_trash(obj: Ctx, name: str) -> None:
     """
     where = obj.mem.trash_agent(obj.owner(name), name)
     click.echo(display(f"moved {name} to {where}"))
+
+
+@agents_group.command("rename")
+@click.argument("old")
+@click.argument("new")
+@pass_ctx
+@handle_errors
+def agents_rename(obj: Ctx, old: str, new: str) -> None:
+    """Rename agent OLD to NEW in a JSONL data directory (stop remem serve first).
+
+    Also the way out for an agent an older remem let take a name of the service's own
+    (starting with '#'), which remem now refuses to open. Host tokens, member links and
+    sessions that name OLD keep naming it: create them again for NEW.
+
+    \b
+    Example:
+      remem agents rename '#config' config-bot
+    """
+    if not obj.data or obj.data.startswith(POSTGRES_SCHEMES):
+        raise InvalidInput(
+            "agents rename works on a JSONL data directory (--data DIR); a PostgreSQL "
+            "database keeps agent names in its rows"
+        )
+    dest = rename_agent_dir(Path(obj.data).expanduser(), old, new)
+    click.echo(display(f"renamed agent {old} to {new} ({dest})"))

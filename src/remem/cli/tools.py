@@ -1,96 +1,20 @@
-"""CLI commands that check or show the whole system: doctor, demo."""
+"""CLI commands that show or mend the whole system: demo, repair (``remem doctor`` is
+:mod:`remem.cli.doctor`)."""
 
 from __future__ import annotations
 
+import os
 import sys
-import time
 from pathlib import Path
 
 import click
 
-from remem import health
-from remem.cli.main import (
-    Ctx,
-    awaiting_lines,
-    handle_errors,
-    main,
-    pass_ctx,
-)
-from remem.context import RunContext
+from remem.cli.main import Ctx, handle_errors, main, pass_ctx
 from remem.core.text import display
-from remem.errors import InvalidInput, RememError, StoreError
+from remem.errors import InvalidInput, StoreError
+from remem.store.open import POSTGRES_SCHEMES
+from remem.store.permissions import data_owner, find_exposed, fix_exposed
 from remem.store.repair import cut_damage, find_damage
-
-DOCTOR_AGENT = "remem-doctor"
-
-
-@main.command("doctor")
-@pass_ctx
-@handle_errors
-def doctor_cmd(obj: Ctx) -> None:
-    """Check the data directory: every agent's log end to end (checksums, ids, order),
-    saved torn tails, caches, the policy file, the LLM and embedding endpoints, and a real
-    save → recall → forget → compact round trip.
-
-    Exits 1 on damage. Torn tails cut after a crash, stale caches and unreachable
-    endpoints are printed as "warn" lines (exit 0: clean but repaired, or degraded).
-    The round trip uses a separate agent named remem-doctor, left compacted afterwards.
-
-    \b
-    Example:
-      remem --data ./remem-data doctor
-    """
-    mem = obj.mem
-    ctx = RunContext.owner(DOCTOR_AGENT)
-    steps: list[tuple[str, bool, str]] = []
-    warnings: list[tuple[str, str]] = []
-    token = f"doctor check {time.time_ns()}"
-    # Every agent's log end to end, its saved tails and caches, then the endpoints.
-    root = Path(mem.backend.url.removeprefix("jsonl://"))
-    try:
-        agents = mem.agents()
-    except RememError as exc:
-        agents = []
-        steps.append(("agents", False, str(exc)))
-    findings = [f for agent in agents for f in health.check_agent(root, agent)]
-    for finding in [*findings, *health.check_endpoints(mem.classifier)]:
-        if finding.level == "warn":
-            warnings.append((finding.name, finding.detail))
-        else:
-            steps.append((finding.name, finding.level == "ok", finding.detail))
-    try:
-        policy = mem.effective_policy(ctx)
-        steps.append(("policy", not policy["warnings"], "; ".join(policy["warnings"]) or "ok"))
-        note = mem.remember(ctx, token, scope="agent", kind="fact")
-        steps.append(("save", True, note.id))
-        found = mem.recall(ctx, token)
-        hit = any(n.id == note.id for n in found.notes)
-        steps.append(("recall", hit, f"retrieval={found.retrieval}"))
-        mem.forget(ctx, note.id)
-        report = mem.compact(ctx)
-        steps.append(("forget+compact", note.id in report.notes_erased, "content erased"))
-    except RememError as exc:
-        steps.append(("error", False, str(exc)))
-    for name, ok, detail in steps:
-        click.echo(f"{'ok ' if ok else 'FAIL'} {name:<15} {display(detail)}")
-    for name, detail in warnings:
-        click.echo(f"warn {name:<15} {display(detail)}")
-    if not all(ok for _, ok, _ in steps):
-        sys.exit(1)
-    _print_awaiting_erasure(obj)  # only over logs that read clean (checked above)
-    where = display(str(obj.data))
-    if warnings:
-        click.echo(f"remem is clean but repaired or degraded at {where} (see warn lines)")
-    else:
-        click.echo(f"remem is healthy at {where}")
-
-
-def _print_awaiting_erasure(obj: Ctx) -> None:
-    """What waits for physical erasure (forgotten notes still on disk): a note, not a
-    failure; ``remem compact`` completes it."""
-    agents = [name for name in obj.mem.agents() if name != DOCTOR_AGENT]
-    for line in awaiting_lines(obj.mem, agents):
-        click.echo(f"note erasure         {display(line)}")
 
 
 @main.command("demo")
@@ -108,28 +32,82 @@ def demo_cmd(keep: bool) -> None:
 
 
 @main.command("repair")
-@click.option("--agent", required=True, help="The agent whose log is damaged.")
-@click.option("--yes", is_flag=True, help="Cut without asking for confirmation.")
+@click.option("--agent", help="The agent whose log is damaged.")
+@click.option(
+    "--permissions",
+    is_flag=True,
+    help="Make every file 0600 and every directory 0700, owned by the data directory's "
+    "owner (remem.toml is left alone).",
+)
+@click.option("--yes", is_flag=True, help="Go ahead without asking for confirmation.")
 @pass_ctx
 @handle_errors
-def repair_cmd(obj: Ctx, agent: str, yes: bool) -> None:
-    """Cut damaged lines out of an agent's log, after saving them aside.
+def repair_cmd(obj: Ctx, agent: str | None, permissions: bool, yes: bool) -> None:
+    """Cut damaged lines out of an agent's log (--agent), or make the data readable by
+    the service's user only (--permissions).
 
-    A complete line of the log that fails its checksum or does not parse makes remem
-    refuse the log. This command lists such lines, asks for confirmation (unless
-    --yes), saves them in memory.jsonl.damaged-<time>-<pid> next to the log (kept until
-    you delete it), and replaces the log with a copy without them, under the writer
-    lock. A valid record that ends a damaged line is kept. Nothing else is changed:
-    the notes in the cut lines are lost unless you restore them from the saved file
-    or a backup. Run remem doctor afterwards.
+    --agent: a complete line of the log that fails its checksum or does not parse makes
+    remem refuse the log. This lists such lines, asks for confirmation (unless --yes),
+    saves them in memory.jsonl.damaged-<time>-<pid> next to the log (kept until you
+    delete it), and replaces the log with a copy without them, under the writer lock.
+    A valid record that ends a damaged line is kept. Nothing else is changed: the notes
+    in the cut lines are lost unless you restore them from the saved file or a backup.
+
+    --permissions: every file and directory of every agent (and the config records,
+    the trash, and $REMEM_KEY_FILE when set) that group or others can reach gets mode
+    0600 (files) or 0700 (directories); run as root, it also gives every path owned by
+    another user to the data directory's owner. It lists them and asks first (unless
+    --yes). remem.toml, the operator's file, is left alone. Run remem doctor afterwards.
 
     \b
-    Example:
+    Examples:
       remem --data ./remem-data repair --agent yuko
+      sudo remem --data /var/lib/remem repair --permissions --yes
     """
     if not obj.data:
         raise InvalidInput("no data directory: pass --data DIR or set REMEM_DATA")
-    root = Path(obj.data).expanduser()
+    if not agent and not permissions:
+        raise InvalidInput(
+            "say what to repair: --agent NAME (cut damaged lines out of its log) or "
+            "--permissions (make every file readable by the service's user only)"
+        )
+    if permissions:
+        _repair_permissions(obj.data, yes)
+    if agent:
+        _repair_log(Path(obj.data).expanduser(), agent, yes)
+
+
+def _repair_permissions(data: str, yes: bool) -> None:
+    root = None if data.startswith(POSTGRES_SCHEMES) else Path(data).expanduser()
+    key_file = os.environ.get("REMEM_KEY_FILE")
+    if root is not None and not root.is_dir():
+        raise StoreError(f"no data directory at {root}")
+    try:
+        found = find_exposed(root, (Path(key_file),) if key_file else ())
+    except OSError as exc:
+        raise StoreError(f"cannot read the permissions of {data}: {exc.strerror}") from None
+    if not found:
+        click.echo("every file is readable by the service's user only; nothing to do")
+        return
+    owner = data_owner(root) if root is not None else os.geteuid()
+    for item in found:
+        click.echo(display(item.describe(owner)))
+    if not yes:
+        click.confirm(
+            f"Make these {len(found)} path(s) 0600 (files) or 0700 (directories)"
+            + (" and give them to the data directory's owner" if os.geteuid() == 0 else "")
+            + "?",
+            abort=True,
+        )
+    left = fix_exposed(root, found)
+    for line in left:
+        click.echo(f"remem: warning: {display(line)}", err=True)
+    click.echo(f"fixed {len(found) - len(left)} of {len(found)} path(s)")
+    if left:
+        sys.exit(1)
+
+
+def _repair_log(root: Path, agent: str, yes: bool) -> None:
     path = root / "agents" / agent / "memory.jsonl"
     if not (root / "agents" / agent).is_dir():
         raise StoreError(f"no agent named {agent!r} in {root}")

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from remem.store import private
+
 
 def replace_file(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write ``chunks`` to a new file that then takes ``path``'s place (not fsynced).
+    """Write ``chunks`` to a new private file (0600) that then takes ``path``'s place
+    (not fsynced).
 
     Raises ``OSError``; on failure the temporary file is removed and ``path`` is
     unchanged.
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = private.temp_file(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from remem.store import private
 from remem.store.atomic import replace_file
 
 
@@ -51,7 +52,7 @@ class FileCache:
 
     def replace(self, chunks: Sequence[bytes]) -> None:
         """Atomically replace the content with ``chunks``."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
+        private.make_dirs(self._path.parent)
         replace_file(self._path, chunks)
 
     def append(self, data: bytes) -> bool:

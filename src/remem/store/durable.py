@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from remem.errors import NotDurable, StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 
 
 def reason(exc: OSError) -> str:
@@ -44,7 +44,8 @@ def fsync_dirs(paths: Iterable[Path]) -> None:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create ``path`` and its missing ancestors, each made durable in its parent.
+    """Create ``path`` and its missing ancestors (private: mode 0700, see
+    :mod:`remem.store.private`), each made durable in its parent.
 
     Raises :class:`StoreError` (nothing was written yet: ``applied=False``).
     """
@@ -59,7 +60,7 @@ def ensure_dir(path: Path) -> None:
         probe = probe.parent
     for new in reversed(missing):
         try:
-            syscalls.mkdir(new, 0o755)
+            private.make_dir(new)
         except FileExistsError:
             continue  # made by another process meanwhile: it made it durable
         except OSError as exc:
@@ -84,13 +85,12 @@ def write_synced(fd: int, data: bytes) -> None:
 def replace_file(path: Path, body: bytes) -> None:
     """Durably replace ``path`` with ``body`` (written and fsynced aside, renamed over it,
     the directory fsynced; the file is private: mode 0600). Raises ``OSError``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, tmp = private.temp_file(path.parent, path.name)
     try:
-        write_synced(fd, body)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            write_synced(fd, body)
+        finally:
+            os.close(fd)
         syscalls.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
@@ -115,11 +115,12 @@ def read_all(path: Path) -> bytes:
 
 def write_new_file(path: Path, data: bytes) -> Path:
     """Write ``data`` into a new file ``path`` (or ``path-1``, ``path-2``... when taken),
-    fsynced; returns its path. Its directory is not fsynced. Raises ``OSError``."""
+    fsynced, private (0600); returns its path. Its directory is not fsynced. Raises
+    ``OSError``."""
     for n in range(1000):
         target = path if n == 0 else path.with_name(f"{path.name}-{n}")
         try:
-            fd = syscalls.open_fd(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = private.create_file(target)
         except FileExistsError:
             continue
         try:

@@ -13,6 +13,8 @@
     <data>/agents/<agent>/secret.key      the agent's secret for keyed hashes (0600)
     <data>/config/<collection>/<key>.json the config store's records (remem.store.config)
 
+Every file is created 0600 and every directory 0700 (:mod:`remem.store.private`).
+
 Each event line carries its ``seq`` (see :mod:`remem.store.base`), written at
 append. Lines of logs written before ``seq`` existed have none: a reader numbers
 them by line (1-based), which is what their seq would have been, and a compaction
@@ -55,8 +57,9 @@ from remem.core.events import (
     from_dict,
     sequenced,
 )
+from remem.core.names import check_agent
 from remem.errors import Conflict, CorruptLog, InvalidInput, NotFound, StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
 from remem.store.cachefile import FileCache
@@ -360,7 +363,7 @@ class JsonlEventLog:
         """Durably flag a compaction's clean-up as due, before the log is replaced."""
         flag = cleanup_flag(self.path)
         try:
-            syscalls.close(syscalls.open_fd(flag, os.O_WRONLY | os.O_CREAT, 0o644))
+            syscalls.close(private.open_file(flag, os.O_WRONLY))
         except OSError as exc:
             raise StoreError(
                 f"cannot write {flag}: {reason(exc)} (nothing was compacted)"
@@ -432,7 +435,9 @@ class JsonlBackend:
             raise StoreError(f"{agents} should be a directory; the data directory is malformed")
 
     def agent_dir(self, agent: str) -> Path:
-        return self.root / "agents" / agent
+        """The agent's directory (``InvalidInput`` for a name no input may use: every
+        path of this backend to an agent's files goes through here)."""
+        return self.root / "agents" / check_agent(agent)
 
     def agents(self) -> list[str]:
         base = self.root / "agents"

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from remem.errors import NotDurable, StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 from remem.store.durable import ensure_dir, reason
 
 
@@ -109,7 +109,7 @@ class LockFile:
             self.not_durable = exc.message  # the log's writes stop (SealedFile checks this)
             raise
         try:
-            self._fd = syscalls.open_fd(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = private.open_file(self.path, os.O_RDWR)
         except OSError as exc:
             raise StoreError(f"cannot lock {self.path}: {reason(exc)}") from None
         self._forks = _forks[0]

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from remem.core.events import Erased, Event, sequenced, to_dict
+from remem.core.names import check_agent
 from remem.errors import Conflict, NotFound
 from remem.store.base import Batch, TornTail, Visitor
 from remem.store.config import MemoryRecords
@@ -270,6 +271,7 @@ class MemoryBackend:
         self.record_keys = self._records.record_keys
 
     def _shelf(self, agent: str) -> _Shelf:
+        check_agent(agent)
         with self._lock:
             shelf = self._shelves.get(agent)
             if shelf is None:
@@ -285,6 +287,7 @@ class MemoryBackend:
         return MemoryEventLog(self._shelf(agent))
 
     def trace_log(self, agent: str) -> MemoryTraceLog:
+        check_agent(agent)
         with self._lock:
             traces = self._traces.get(agent)
             if traces is None:
@@ -292,9 +295,11 @@ class MemoryBackend:
             return traces
 
     def read_rules(self, agent: str) -> dict[str, str]:
+        check_agent(agent)
         return dict(sorted(self._rules.get(agent, {}).items()))
 
     def write_rule(self, agent: str, name: str, content: str) -> None:
+        check_agent(agent)
         check_rule_name(name)
         with self._lock:
             rules = self._rules.setdefault(agent, {})
@@ -309,6 +314,7 @@ class MemoryBackend:
         return self._policy
 
     def trash_agent(self, agent: str) -> str:
+        check_agent(agent)
         with self._lock:
             if agent not in self._shelves and agent not in self._rules:
                 raise NotFound(f"no agent named {agent!r} in this in-memory store")
@@ -325,6 +331,7 @@ class MemoryBackend:
         return None  # caches stay in the agent's state
 
     def agent_secret(self, agent: str) -> bytes:
+        check_agent(agent)
         with self._lock:
             secret = self._secrets.get(agent)
             if secret is None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from remem.core.events import from_dict, try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 from remem.store.durable import fsync_dir, read_all, reason, write_new_file, write_synced
 from remem.store.lockfile import LockFile
 
@@ -59,7 +59,7 @@ def cut_damage(path: Path) -> tuple[list[DamagedLine], Path | None]:
         aside = _save_aside(path, b"".join(data[d.offset : d.offset + d.size] for d in damaged))
         tmp = path.with_name(path.name + ".repair")
         try:
-            fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = private.recreate_file(tmp)
             try:
                 write_synced(fd, b"".join(kept))
             finally:

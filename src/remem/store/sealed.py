@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Generic
 
 from remem.errors import StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 from remem.store.base import TornTail
 from remem.store.durable import (
     fsync_dir,
@@ -283,7 +283,7 @@ class SealedFile(SealedReader[T]):
         self._check_writable()
         tmp = self.path.with_name(self.path.name + ".compact")
         try:
-            fd = syscalls.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = private.recreate_file(tmp)
             try:
                 write_synced(fd, b"".join(lines))
             finally:

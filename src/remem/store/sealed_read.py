@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from remem.core.events import try_unseal, unseal
 from remem.errors import CorruptLog, StoreError
-from remem.store import syscalls
+from remem.store import private, syscalls
 from remem.store.base import TornTail
 from remem.store.durable import complete_lines, reason
 from remem.store.lockfile import LockFile
@@ -105,10 +105,11 @@ class SealedReader(Generic[T]):
 
     def _reopen(self, *, create: bool = False) -> None:
         self._close_fd()
-        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+        flags = os.O_RDWR | os.O_APPEND
+        opener = private.open_file if create else syscalls.open_fd
         try:
             try:
-                self._fd, self._fd_writes = syscalls.open_fd(self.path, flags, 0o644), True
+                self._fd, self._fd_writes = opener(self.path, flags), True
             except PermissionError:
                 if create:
                     raise

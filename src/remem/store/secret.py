@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from remem.errors import StoreError
+from remem.store import private
 
 #: Bytes of randomness in a secret (the HMAC-SHA256 key size).
 SECRET_BYTES = 32
@@ -54,10 +54,9 @@ def _read(path: Path) -> bytes | None:
 
 def _create(path: Path) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # mkstemp creates the file 0600; its name matches what ``scrub`` clears if a crash
-        # leaves it behind.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        private.make_dirs(path.parent)
+        # Its name matches what ``scrub`` clears if a crash leaves it behind.
+        fd, tmp = private.temp_file(path.parent, path.name)
     except OSError as exc:
         raise StoreError(f"cannot create the secret file {path}: {exc.strerror}") from None
     try:

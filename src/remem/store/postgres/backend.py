@@ -4,7 +4,9 @@ service's records, in one database that several service hosts share.
 ``Memory.open("postgresql://user@host/db")`` opens it (:mod:`remem.store.open`);
 ``remem db upgrade`` creates its tables first (:mod:`remem.store.postgres.schema`),
 and every open checks their version. Each transaction names its agent (or one of the
-reserved scopes) for row-level security. The catalog snapshot is kept in
+reserved scopes) for row-level security; every method that takes an agent name checks
+it first (:func:`remem.core.names.check_agent`), so no transaction is ever opened under
+a reserved scope's name (``#config``...) on behalf of an input. The catalog snapshot is kept in
 ``remem_caches`` (:mod:`remem.store.postgres.cache`); other caches stay in memory.
 """
 
@@ -18,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from remem.core.names import check_agent
 from remem.errors import Conflict, InvalidInput, NotFound
 from remem.store.config import ConfigRecord, _next_version, check_names
 from remem.store.postgres.cache import KEPT, PgCache
@@ -62,6 +65,7 @@ class PgBackend:
         ``remem.agent`` = ``agent``, ``remem.user`` = ``member`` and ``remem.channel`` =
         ``channel`` (:class:`~remem.store.base.MemberWall`; the policy decides, not this
         query: it asks for the ids without any condition of scope)."""
+        check_agent(agent)
         if not note_ids:
             return set()
         if not member:
@@ -81,12 +85,15 @@ class PgBackend:
         return [r[0] for r in rows]
 
     def event_log(self, agent: str) -> PgEventLog:
+        check_agent(agent)
         return PgEventLog(self.pool, agent, self.keyring)
 
     def trace_log(self, agent: str) -> PgTraceLog:
+        check_agent(agent)
         return PgTraceLog(self.pool, agent)
 
     def read_rules(self, agent: str) -> dict[str, str]:
+        check_agent(agent)
         with self.pool.scoped(agent) as conn:
             rows = conn.execute(
                 "SELECT name, content FROM remem_rules WHERE agent = %s ORDER BY name", (agent,)
@@ -94,6 +101,7 @@ class PgBackend:
         return {name: content for name, content in rows}
 
     def write_rule(self, agent: str, name: str, content: str) -> None:
+        check_agent(agent)
         check_rule_name(name)
         with self.pool.scoped(agent) as conn:
             if content:
@@ -117,6 +125,7 @@ class PgBackend:
         return None  # a host's policy file is a deployment matter: none in the database
 
     def trash_agent(self, agent: str) -> str:
+        check_agent(agent)
         with self.pool.scoped(agent) as conn:
             row = conn.execute(
                 "DELETE FROM remem_agents WHERE agent = %s RETURNING agent", (agent,)
@@ -137,6 +146,7 @@ class PgBackend:
         return f"{self.url} (agent {agent} deleted)"
 
     def scrub(self, agent: str) -> list[str]:
+        check_agent(agent)
         with self.pool.scoped(agent) as conn:
             rows = conn.execute(
                 "DELETE FROM remem_caches WHERE agent = %s RETURNING name", (agent,)
@@ -145,9 +155,11 @@ class PgBackend:
 
     def cache(self, agent: str, name: str) -> PgCache | None:
         """The catalog snapshot in ``remem_caches``; other caches stay in the agent's state."""
+        check_agent(agent)
         return PgCache(self.pool, agent, name) if name in KEPT else None
 
     def agent_secret(self, agent: str) -> bytes:
+        check_agent(agent)
         with self.pool.scoped(agent) as conn:
             conn.execute(
                 "INSERT INTO remem_secrets (agent, secret) VALUES (%s, %s) ON CONFLICT DO NOTHING",
@@ -160,6 +172,7 @@ class PgBackend:
 
     def adopt_secret(self, agent: str, secret: bytes) -> None:
         """Keep ``secret`` as the agent's (a migration); ``Conflict`` if it has another."""
+        check_agent(agent)
         with self.pool.scoped(agent) as conn:
             conn.execute(
                 "INSERT INTO remem_secrets (agent, secret) VALUES (%s, %s) ON CONFLICT DO NOTHING",

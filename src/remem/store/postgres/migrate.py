@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from remem.core.names import check_agent
 from remem.errors import Conflict, StoreError
 from remem.store.jsonl import JsonlBackend
 from remem.store.postgres.backend import PgBackend
@@ -28,7 +29,10 @@ class MigrationReport:
 def migrate(src: JsonlBackend, dst: PgBackend) -> MigrationReport:
     """Copy ``src`` into ``dst`` and verify it (``StoreError`` when the copy differs)."""
     report = MigrationReport()
-    for agent in src.agents():
+    agents = src.agents()
+    for agent in agents:
+        check_agent(agent)  # before anything is copied: a reserved name is renamed first
+    for agent in agents:
         report.events[agent] = _copy_agent(src, dst, agent)
     for collection in src.record_collections():
         keys = src.record_keys(collection)
