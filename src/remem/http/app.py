@@ -33,7 +33,6 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
@@ -43,11 +42,10 @@ from starlette.concurrency import run_in_threadpool
 from remem.app.idempotency import idempotent, seed_of
 from remem.app.member_links import LinkSettings
 from remem.app.principal import MemberSession, Principal, run_context
-from remem.app.subscription import LocalSubscription
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError, TooManyRequests, Unauthenticated
+from remem.errors import InvalidInput, RememError, TooManyRequests
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
@@ -57,10 +55,10 @@ from remem.http.tokens import authenticate
 from remem.http.waits import (
     MAX_WAITS_PER_PRINCIPAL,
     STREAM_MAX_SECONDS,
-    Recheck,
     Waiter,
     WaitLimits,
-    readers,
+    open_waiter,
+    waits_from_env,
 )
 from remem.policy.authz import pattern_matches
 from remem.schema import to_json
@@ -244,34 +242,6 @@ def _subscribe(service: Service, request: Request) -> tuple[Any, Principal, str]
     return service.view(principal).subscribe(ctx, after=after), principal, name
 
 
-def _recheck(service: Service, request: Request, principal: Principal) -> Recheck:
-    """Authenticates ``request`` again (in a reader thread): ``Unauthenticated`` once the
-    token is revoked or the session ended, or if it now stands for another principal."""
-
-    async def recheck() -> None:
-        _, now = await anyio.to_thread.run_sync(service.principal, request, limiter=readers())
-        if now != principal:
-            raise Unauthenticated(
-                "the credential this wait began with has changed: authenticate again"
-            )
-
-    return recheck
-
-
-def _waiter(service: Service, request: Request, sub: Any, principal: Principal) -> Waiter:
-    """``sub`` to wait for on the event loop, counted against the principal's waits
-    (``TooManyRequests`` past the limit: ``sub`` is closed then)."""
-    if not isinstance(sub, LocalSubscription):  # the service serves a local Memory
-        sub.close()
-        raise RememError("this service's Memory cannot wait on its event loop")
-    try:
-        release = service.limits.hold(principal)
-    except TooManyRequests:
-        sub.close()
-        raise
-    return Waiter(sub, _recheck(service, request, principal), release)
-
-
 def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
         started, who = time.perf_counter(), "-"
@@ -299,6 +269,12 @@ def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
         )
 
     return events
+
+
+def _waiter(service: Service, request: Request, sub: Any, principal: Principal) -> Waiter:
+    """``sub`` waited for on the event loop as one of the principal's waits, re-checked
+    by authenticating ``request`` again (:func:`remem.http.waits.open_waiter`)."""
+    return open_waiter(service.limits, sub, principal, lambda: service.principal(request)[1])
 
 
 def _open_long_poll(
@@ -548,21 +524,6 @@ def create_app_from_env() -> FastAPI:
         max_waits_per_principal=max_waits,
         stream_max_seconds=stream_max,
     )
-
-
-def waits_from_env() -> tuple[int, float]:
-    """``REMEM_SERVE_MAX_WAITS`` (each principal's concurrent waits, default 8) and
-    ``REMEM_SERVE_STREAM_MAX_SECONDS`` (an event stream's longest life, default 3600),
-    as ``remem serve --max-waits-per-principal`` and ``--stream-max-seconds`` set them."""
-    waits = os.environ.get("REMEM_SERVE_MAX_WAITS") or str(MAX_WAITS_PER_PRINCIPAL)
-    seconds = os.environ.get("REMEM_SERVE_STREAM_MAX_SECONDS") or str(int(STREAM_MAX_SECONDS))
-    if not (waits.isdigit() and int(waits) >= 1):
-        raise InvalidInput("REMEM_SERVE_MAX_WAITS is a whole number of waits, at least 1")
-    if not (seconds.isdigit() and int(seconds) >= 1):
-        raise InvalidInput(
-            "REMEM_SERVE_STREAM_MAX_SECONDS is a whole number of seconds, at least 1"
-        )
-    return int(waits), float(seconds)
 
 
 def link_settings_from_env() -> LinkSettings:

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
 
 import anyio
 
 from remem.app.subscription import Change, LocalSubscription
-from remem.errors import TooManyRequests
+from remem.errors import InvalidInput, RememError, TooManyRequests, Unauthenticated
 
 #: Concurrent waits and streams one principal may hold in one process (the default of
 #: ``remem serve --max-waits-per-principal``).
@@ -150,6 +152,49 @@ class Waiter:
                 await asyncio.wait_for(self._news.wait(), max(pause, 0.0))
 
 
+def open_waiter(
+    limits: WaitLimits, sub: Any, principal: Hashable, authenticate: Callable[[], Hashable]
+) -> Waiter:
+    """``sub`` (an opened :class:`~remem.app.subscription.LocalSubscription`) waited for
+    on the event loop as one more of ``principal``'s waits (``TooManyRequests`` past
+    ``limits``; ``sub`` is closed then), re-checked by calling ``authenticate`` (the
+    request's authentication, in a reader thread): ``Unauthenticated`` once the token is
+    revoked or the session ended, or once it stands for another principal. Made in the
+    event loop."""
+    if not isinstance(sub, LocalSubscription):  # `remem serve` serves a local Memory
+        sub.close()
+        raise RememError("this service's Memory cannot wait on its event loop")
+    try:
+        release = limits.hold(principal)
+    except TooManyRequests:
+        sub.close()
+        raise
+
+    async def recheck() -> None:
+        now = await anyio.to_thread.run_sync(authenticate, limiter=readers())
+        if now != principal:
+            raise Unauthenticated(
+                "the credential this wait began with has changed: authenticate again"
+            )
+
+    return Waiter(sub, recheck, release)
+
+
+def waits_from_env() -> tuple[int, float]:
+    """``REMEM_SERVE_MAX_WAITS`` (each principal's concurrent waits, default 8) and
+    ``REMEM_SERVE_STREAM_MAX_SECONDS`` (an event stream's longest life, default 3600),
+    as ``remem serve --max-waits-per-principal`` and ``--stream-max-seconds`` set them."""
+    waits = os.environ.get("REMEM_SERVE_MAX_WAITS") or str(MAX_WAITS_PER_PRINCIPAL)
+    seconds = os.environ.get("REMEM_SERVE_STREAM_MAX_SECONDS") or str(int(STREAM_MAX_SECONDS))
+    if not (waits.isdigit() and int(waits) >= 1):
+        raise InvalidInput("REMEM_SERVE_MAX_WAITS is a whole number of waits, at least 1")
+    if not (seconds.isdigit() and int(seconds) >= 1):
+        raise InvalidInput(
+            "REMEM_SERVE_STREAM_MAX_SECONDS is a whole number of seconds, at least 1"
+        )
+    return int(waits), float(seconds)
+
+
 __all__ = [
     "MAX_WAITS_PER_PRINCIPAL",
     "READERS",
@@ -157,5 +202,7 @@ __all__ = [
     "STREAM_MAX_SECONDS",
     "WaitLimits",
     "Waiter",
+    "open_waiter",
     "readers",
+    "waits_from_env",
 ]
