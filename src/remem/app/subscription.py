@@ -72,8 +72,9 @@ class Subscription(Protocol):
     iterating yields changes as they come until :meth:`close` (from any thread) ends
     it; a ``with`` block closes it. :attr:`after` is the position read up to (changes
     the envelope may not see included): resume from it with ``subscribe(after=...)``.
-    An SSE route drives it with ``poll(timeout)`` in a worker thread and ``close()``
-    when the client goes: no thread outlives either."""
+    A thread may wait in ``poll(timeout)``; an event loop waits without a thread through
+    :meth:`LocalSubscription.on_wake`, reading with ``poll(0)`` (:mod:`remem.http.waits`);
+    ``close()`` ends either at once."""
 
     after: int
 
