@@ -190,20 +190,27 @@ def test_events_check_the_token_and_envelope_like_every_route(
 
 
 def test_the_stream_closes_its_subscription_when_the_client_goes(tmp_path: Path) -> None:
+    from remem.app.subscription import LocalSubscription
     from remem.http.events import stream
+    from remem.http.waits import Waiter
 
     mem = Memory.open(tmp_path / "data")
     sub = mem.subscribe(ME)
-    polls = 0
+    assert isinstance(sub, LocalSubscription)
+    polls, released = 0, []
 
     async def gone() -> bool:
         nonlocal polls
         polls += 1
         return polls >= 2
 
+    async def still_signed_in() -> None:
+        pass
+
     async def drain() -> list[bytes]:
-        return [chunk async for chunk in stream(sub, gone, heartbeat=60)]
+        waiter = Waiter(sub, still_signed_in, lambda: released.append(True))
+        return [chunk async for chunk in stream(waiter, gone, heartbeat=60)]
 
     chunks = anyio.run(drain)
     assert chunks[0].startswith(b": subscribed")
-    assert sub.closed
+    assert sub.closed and released

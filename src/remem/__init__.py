@@ -34,6 +34,7 @@ from remem.errors import (
     Rejected,
     RememError,
     StoreError,
+    TooManyRequests,
     Unauthenticated,
     UnsupportedLog,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "Status",
     "StoreError",
     "Subscription",
+    "TooManyRequests",
     "ToolResult",
     "Trace",
     "Unauthenticated",

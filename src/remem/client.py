@@ -23,6 +23,7 @@ import http.client
 import json
 import secrets
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, is_dataclass
@@ -36,7 +37,7 @@ from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
 from remem.error_table import error_from_body
-from remem.errors import InvalidInput, StoreError, Unauthenticated
+from remem.errors import InvalidInput, StoreError, TooManyRequests, Unauthenticated
 from remem.http.routes import BY_NAME, MAX_CHANGES_WAIT
 from remem.schema import from_json, to_json
 
@@ -122,6 +123,13 @@ class RemoteMemory:
         self, verb: str, path: str, headers: dict[str, str], body: bytes | None
     ) -> tuple[int, Any]:
         """One request (retried once on a connection the server closed): status, JSON."""
+        status, _, data = self._exchange(verb, path, headers, body)
+        return status, data
+
+    def _exchange(
+        self, verb: str, path: str, headers: dict[str, str], body: bytes | None
+    ) -> tuple[int, http.client.HTTPMessage, Any]:
+        """:meth:`request`, with the response's headers."""
         headers = {"Authorization": f"Bearer {self._token}", **headers}
         if self._test_clock is not None:
             headers["Remem-Test-Now"] = format_ts(self._test_clock())
@@ -142,7 +150,7 @@ class RemoteMemory:
                         f"cannot reach the remem service at {self._parts.netloc}: {exc}",
                         applied=None,
                     ) from None
-        return response.status, orjson.loads(data) if data else None
+        return response.status, response.headers, orjson.loads(data) if data else None
 
     def _call(self, method: str, ctx: RunContext | None, /, **values: Any) -> Any:
         route = BY_NAME[method]
@@ -165,18 +173,21 @@ class RemoteMemory:
             headers["If-Match"] = f'"{version}"'
         body = {k: _plain(values[k]) for k in route.body if k in values}
         raw = json.dumps(body).encode() if route.body or route.writes else None
-        status, data = self.request(route.verb, path, headers, raw)
+        status, response_headers, data = self._exchange(route.verb, path, headers, raw)
         if status >= 400:
-            raise self._error(status, data)
+            raise self._error(status, data, response_headers.get("Retry-After"))
         return from_json(route.returns, data)
 
     @staticmethod
-    def _error(status: int, data: Any) -> Exception:
+    def _error(status: int, data: Any, retry_after: str | None = None) -> Exception:
         if status == 401:
             message = data.get("message") if isinstance(data, dict) else None
             return Unauthenticated(str(message or "the service refused the token (401)"))
         if status == 413:
             return InvalidInput("the request body is over the service's size limit")
+        if status == 429:
+            seconds = float(retry_after) if retry_after and retry_after.isdigit() else 1.0
+            return error_from_body(data, retry_after=seconds)
         return error_from_body(data)
 
     # -- MemoryImpl -----------------------------------------------------------------------
@@ -472,7 +483,9 @@ class RemoteSubscription:
     """:meth:`remem.Memory.subscribe` over HTTP: long polls of ``GET …/changes`` from the
     position read up to (fixed at once when subscribing "from now on", ``after=None``).
     :meth:`close` ends iteration after the request in flight (at most ``wait`` seconds);
-    a :meth:`poll` waits at most ``MAX_CHANGES_WAIT`` seconds a request."""
+    a :meth:`poll` waits at most ``MAX_CHANGES_WAIT`` seconds a request. A 429 (the
+    token holds all the waits the server allows it) is no failure: the poll sleeps the
+    response's ``Retry-After`` and asks again while its ``timeout`` lasts."""
 
     def __init__(self, remote: RemoteMemory, ctx: RunContext, after: int | None) -> None:
         if after is not None and (type(after) is not int or after < 0):
@@ -485,11 +498,20 @@ class RemoteSubscription:
         return int(data["after"]), [from_json(Change, c) for c in data["changes"]]
 
     def poll(self, timeout: float = 0.0) -> builtins.list[Change]:
-        if self._closed:
-            return []
-        wait = max(0, min(MAX_CHANGES_WAIT, int(timeout + 0.999)))
-        self.after, changes = self._fetch(self.after, wait)
-        return changes
+        deadline = time.monotonic() + timeout
+        while not self._closed:
+            left = deadline - time.monotonic()
+            wait = max(0, min(MAX_CHANGES_WAIT, int(left + 0.999)))
+            try:
+                self.after, changes = self._fetch(self.after, wait)
+                return changes
+            except TooManyRequests as exc:
+                # Back off as the server asks (never past this poll's timeout, and at
+                # least a moment, so a loop of polls cannot hammer it).
+                time.sleep(max(0.05, min(exc.retry_after, deadline - time.monotonic())))
+                if time.monotonic() >= deadline:
+                    return []
+        return []
 
     def __iter__(self) -> Iterator[Change]:
         while not self._closed:

@@ -11,6 +11,7 @@ NotFound           5      404     -32002    MCP's own code for a resource that i
 Conflict           6      409     -32003    stale ``if_version``; the body holds ``current``
 ConfigError        7      500     -32005    the operator's remem.toml is broken (see below)
 Unauthenticated    9      401     -32007    no host token, or an unknown or revoked one
+TooManyRequests    10     429     -32009    the principal's concurrent waits are all held
 StoreError         8      503     -32006    the store cannot be used now (disk, lock, fsync)
 CorruptLog         8      503     -32006    a damaged log: the store fails closed
 UnsupportedLog     8      503     -32006    a log from a newer remem
@@ -21,6 +22,8 @@ RememError         1      500     -32000    anything else remem raised on purpos
 caller's bad policy value is ``InvalidInput``), it does not clear by waiting, and a 503
 would invite clients to retry a request that cannot succeed until someone edits the
 file. Store trouble is 503 because it may clear (a lock released, space freed).
+``TooManyRequests`` is 429 with ``Retry-After`` (its ``retry_after`` seconds): it clears
+as soon as one of the principal's own waits ends.
 
 JSON-RPC codes: -32602 is the specification's "invalid params"; -32002 is what MCP
 uses for a resource that is not found; the others are in the range JSON-RPC leaves to
@@ -49,6 +52,7 @@ from remem.errors import (
     Rejected,
     RememError,
     StoreError,
+    TooManyRequests,
     Unauthenticated,
     UnsupportedLog,
 )
@@ -73,6 +77,7 @@ ERROR_TABLE: dict[type[RememError], ErrorMapping] = {
     Conflict: ErrorMapping(6, 409, -32003),
     ConfigError: ErrorMapping(7, 500, -32005),
     Unauthenticated: ErrorMapping(9, 401, -32007),
+    TooManyRequests: ErrorMapping(10, 429, -32009),
     StoreError: ErrorMapping(8, 503, -32006),
     CorruptLog: ErrorMapping(8, 503, -32006),
     UnsupportedLog: ErrorMapping(8, 503, -32006),
@@ -116,11 +121,13 @@ def error_body(error: RememError) -> dict[str, Any]:
     return body
 
 
-def error_from_body(body: object) -> RememError:
+def error_from_body(body: object, retry_after: float | None = None) -> RememError:
     """The error an :func:`error_body` describes, rebuilt for a client of a service: the
     class whose ``code`` the body names (``RememError`` for an unknown one), with its
-    ``rule``, ``reason`` or ``current`` note. Re-raising what a server decided is no new
-    refusal: the class comes from the body, never from the client's own judgement."""
+    ``rule``, ``reason`` or ``current`` note (and a ``TooManyRequests``'s
+    ``retry_after``, from the response's ``Retry-After`` header). Re-raising what a server
+    decided is no new refusal: the class comes from the body, never from the client's own
+    judgement."""
     data = body if isinstance(body, dict) else {}
     code, message = data.get("code"), str(data.get("message") or "the service gave no reason")
     cls = next((c for c in _error_classes() if c.code == code), RememError)
@@ -129,6 +136,8 @@ def error_from_body(body: object) -> RememError:
         args["rule"] = str(data["rule"])
     if issubclass(cls, Rejected):
         args["reason"] = str(data.get("reason") or "")
+    if issubclass(cls, TooManyRequests) and retry_after is not None:
+        args["retry_after"] = retry_after
     current = data.get("current")
     if issubclass(cls, Conflict) and isinstance(current, dict):
         # A slot's form has a blob; a note's has none.

@@ -12,6 +12,7 @@ message that says what was wrong and how to fix it::
      ├── InvalidInput    a malformed argument (unknown scope, bad id, empty query ...)
      ├── ConfigError     remem.toml is malformed or names an unknown key
      ├── Unauthenticated  no host token, or one the service does not know (HTTP 401)
+     ├── TooManyRequests  a principal holds all its concurrent waits (HTTP 429)
      └── StoreError      the data directory or log cannot be used
           ├── CorruptLog       a bad line inside a log (fail closed)
           ├── UnsupportedLog   a log written by a newer version of remem
@@ -97,6 +98,18 @@ class Unauthenticated(RememError):
     one that is unknown or revoked. (Authenticated but refused is :class:`Denied`.)"""
 
     code = "unauthenticated"
+
+
+class TooManyRequests(RememError):
+    """The principal already holds as many long polls and event streams as one process
+    allows it (``remem serve --max-waits-per-principal``): retry after ``retry_after``
+    seconds (HTTP 429 with ``Retry-After``), or close a wait it no longer needs."""
+
+    code = "too_many_requests"
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class StoreError(RememError):

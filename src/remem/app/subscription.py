@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -72,8 +72,9 @@ class Subscription(Protocol):
     iterating yields changes as they come until :meth:`close` (from any thread) ends
     it; a ``with`` block closes it. :attr:`after` is the position read up to (changes
     the envelope may not see included): resume from it with ``subscribe(after=...)``.
-    An SSE route drives it with ``poll(timeout)`` in a worker thread and ``close()``
-    when the client goes: no thread outlives either."""
+    A thread may wait in ``poll(timeout)``; an event loop waits without a thread through
+    :meth:`LocalSubscription.on_wake`, reading with ``poll(0)`` (:mod:`remem.http.waits`);
+    ``close()`` ends either at once."""
 
     after: int
 
@@ -93,6 +94,21 @@ class Subscription(Protocol):
     ) -> None: ...
 
 
+class _Wake(threading.Event):
+    """The subscription's wake-up: a thread waiting in :meth:`LocalSubscription.poll`
+    wakes, and so does every callback of :meth:`LocalSubscription.on_wake` (an event
+    loop's waiter, which holds no thread while it waits)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        super().set()
+        for callback in list(self.callbacks):
+            callback()
+
+
 class LocalSubscription:
     """A :class:`Subscription` in this process, over the agent's change feed."""
 
@@ -103,7 +119,7 @@ class LocalSubscription:
         self._k = k
         feed = k.agent.open_feed()
         self.after: int = feed.last if after is None else after
-        self._wake = threading.Event()
+        self._wake = _Wake()
         feed.watch(self._wake)
         self._interval = POLL_INTERVAL
         if isinstance(k.backend, ChangeSignal):  # other hosts' commits wake it at once
@@ -124,6 +140,19 @@ class LocalSubscription:
                 return changes
             self._wake.wait(min(self._interval, left))
 
+    @property
+    def interval(self) -> float:
+        """Seconds after which a waiter reads the log again though nothing woke it (other
+        processes' appends to a log that signals nothing)."""
+        return self._interval
+
+    def on_wake(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from any thread, so it must only schedule work) whenever
+        something may be new, and on :meth:`close`: lets an event loop wait for changes
+        without holding a thread, reading with ``poll(0)`` when woken or every
+        :attr:`interval` seconds."""
+        self._wake.callbacks.append(callback)
+
     def __iter__(self) -> Iterator[Change]:
         while not self._closed:
             yield from self.poll(POLL_INTERVAL * 5)
@@ -132,6 +161,7 @@ class LocalSubscription:
         """End the subscription: a waiting :meth:`poll` returns, iteration stops."""
         self._closed = True
         self._wake.set()
+        self._wake.callbacks.clear()
 
     @property
     def closed(self) -> bool:

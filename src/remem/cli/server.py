@@ -135,6 +135,21 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
     metavar="ORIGIN",
     help="A browser origin allowed to call the API with a token (repeatable; default none).",
 )
+@click.option(
+    "--max-waits-per-principal",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Long polls and event streams one token or member session may hold at once in "
+    "each process (past it: 429 with Retry-After).",
+)
+@click.option(
+    "--stream-max-seconds",
+    default=3600,
+    show_default=True,
+    type=click.IntRange(1, 86_400),
+    help="An event stream ends after this long; clients resume with Last-Event-ID.",
+)
 @click.option("--test-clock", is_flag=True, hidden=True)
 @pass_ctx
 @handle_errors
@@ -147,6 +162,8 @@ def serve_cmd(
     public_url: str | None,
     link_minutes: int,
     cors_origins: tuple[str, ...],
+    max_waits_per_principal: int,
+    stream_max_seconds: int,
     test_clock: bool,
 ) -> None:
     """Serve every governed action over HTTP (needs remem[server]).
@@ -175,6 +192,8 @@ def serve_cmd(
     from remem.http.app import check_origin  # a bad origin is an error now
 
     os.environ["REMEM_SERVE_CORS_ORIGINS"] = " ".join(check_origin(o) for o in cors_origins)
+    os.environ["REMEM_SERVE_MAX_WAITS"] = str(max_waits_per_principal)
+    os.environ["REMEM_SERVE_STREAM_MAX_SECONDS"] = str(stream_max_seconds)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)

@@ -28,6 +28,7 @@ import os
 import threading
 import time
 import urllib.parse
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -44,13 +45,21 @@ from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError
+from remem.errors import InvalidInput, RememError, TooManyRequests
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
 from remem.http.pad import COOKIE, add_pad_routes, cookie_principal
-from remem.http.routes import ROUTES, Args, Route, check_fields
+from remem.http.routes import ROUTES, Args, LongPoll, Route, check_fields
 from remem.http.tokens import authenticate
+from remem.http.waits import (
+    MAX_WAITS_PER_PRINCIPAL,
+    STREAM_MAX_SECONDS,
+    Waiter,
+    WaitLimits,
+    open_waiter,
+    waits_from_env,
+)
 from remem.policy.authz import pattern_matches
 from remem.schema import to_json
 from remem.service import Memory
@@ -85,10 +94,21 @@ def test_clock() -> datetime:
 class Service:
     """What the routes share: the Memory, the token store and each principal's view."""
 
-    def __init__(self, mem: Memory, store: ConfigStore, *, trust_test_clock: bool) -> None:
+    def __init__(
+        self,
+        mem: Memory,
+        store: ConfigStore,
+        *,
+        trust_test_clock: bool,
+        limits: WaitLimits | None = None,
+        stream_max_seconds: float = STREAM_MAX_SECONDS,
+    ) -> None:
         self.mem = mem
         self.store = store
         self.trust_test_clock = trust_test_clock
+        #: Each principal's long polls and streams in this process (remem.http.waits).
+        self.limits = limits or WaitLimits()
+        self.stream_max_seconds = stream_max_seconds
         self._views: dict[Principal, Memory] = {}
         self._lock = threading.Lock()
 
@@ -209,35 +229,87 @@ def _idempotency_key(request: Request) -> str | None:
     return key
 
 
-def _subscribe(service: Service, request: Request) -> tuple[Any, str]:
+def _subscribe(service: Service, request: Request) -> tuple[Any, Principal, str]:
     """The events route's subscription (authenticated, its envelope checked like every
-    route's), starting after ``Last-Event-ID`` or ``?after=``; and the token's name."""
+    route's), starting after ``Last-Event-ID`` or ``?after=``; its principal and the
+    token's name."""
     name, principal = service.principal(request)
     ctx = _context(principal, request)
     unknown = sorted(k[:40] for k in request.query_params if k != "after")
     if unknown:
         raise InvalidInput(f"unknown query parameter(s) {unknown}; expected ['after']")
     after = resume_position(request.headers.get("last-event-id"), request.query_params.get("after"))
-    return service.view(principal).subscribe(ctx, after=after), name
+    return service.view(principal).subscribe(ctx, after=after), principal, name
 
 
 def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
         started, who = time.perf_counter(), "-"
         try:
-            sub, who = await run_in_threadpool(_subscribe, service, request)
+            sub, principal, who = await run_in_threadpool(_subscribe, service, request)
+            waiter = _waiter(service, request, sub, principal)
         except RememError as exc:
             response = error_response(exc)
             _log(EVENTS_PATH, "GET", response.status_code, started, who)
             return response
         _log(EVENTS_PATH, "GET", 200, started, who)
+        body = stream(
+            waiter,
+            request.is_disconnected,
+            heartbeat=heartbeat,
+            max_seconds=service.stream_max_seconds,
+        )
+        # A body never iterated (the client went first) runs no finally: its collection
+        # still ends the wait, so the principal's count never leaks.
+        weakref.finalize(body, waiter.close)
         return StreamingResponse(
-            stream(sub, request.is_disconnected, heartbeat=heartbeat),
+            body,
             media_type="text/event-stream",
             headers={**_NO_STORE, "X-Accel-Buffering": "no"},
         )
 
     return events
+
+
+def _waiter(service: Service, request: Request, sub: Any, principal: Principal) -> Waiter:
+    """``sub`` waited for on the event loop as one of the principal's waits, re-checked
+    by authenticating ``request`` again (:func:`remem.http.waits.open_waiter`)."""
+    return open_waiter(service.limits, sub, principal, lambda: service.principal(request)[1])
+
+
+def _open_long_poll(
+    service: Service, route: Route, request: Request, raw: bytes
+) -> tuple[LongPoll, Principal, str]:
+    """A long-poll route's request (authenticated, its envelope, query and body checked
+    like every route's), opened: its subscription and wait; its principal; the token's
+    name."""
+    name, principal = service.principal(request)
+    service.set_clock(request)
+    ctx = _context(principal, request)
+    values = {
+        **request.path_params,
+        **check_fields(route.query, _query(route, request), "query"),
+        **_body(route, raw),
+    }
+    poll = route.call(service.view(principal), ctx, Args(values))
+    assert isinstance(poll, LongPoll), route.name
+    return poll, principal, name
+
+
+async def _long_poll(service: Service, route: Route, request: Request, raw: bytes) -> Any:
+    """Serve a long poll: wait on the event loop (no thread held; counted against the
+    principal's waits), re-checking the credential (401 once it ended); ``wait=0``
+    answers at once."""
+    poll, principal, who = await run_in_threadpool(_open_long_poll, service, route, request, raw)
+    if not poll.wait:
+        with poll.sub:
+            return poll.result(await run_in_threadpool(poll.sub.poll, 0.0)), who
+    waiter = _waiter(service, request, poll.sub, principal)
+    try:
+        # A client that went ends its wait (and frees its count) within a read interval.
+        return poll.result(await waiter.next(float(poll.wait), request.is_disconnected)), who
+    finally:
+        waiter.close()
 
 
 def _query(route: Route, request: Request) -> dict[str, Any]:
@@ -263,8 +335,12 @@ async def _read(request: Request) -> bytes:
 
 
 def error_response(exc: RememError) -> Response:
-    """The one error handler: the table's status, the one error body."""
-    return _json(error_body(exc), http_status(exc))
+    """The one error handler: the table's status, the one error body (and a 429's
+    ``Retry-After``)."""
+    headers = None
+    if isinstance(exc, TooManyRequests):
+        headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
+    return _json(error_body(exc), http_status(exc), headers)
 
 
 def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Response:
@@ -298,7 +374,10 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
         started, who = time.perf_counter(), "-"
         try:
             raw = await _read(request)
-            result, who = await run_in_threadpool(_serve, service, route, request, raw)
+            if route.waits:  # a long poll waits on the event loop, not in a thread
+                result, who = await _long_poll(service, route, request, raw)
+            else:
+                result, who = await run_in_threadpool(_serve, service, route, request, raw)
             headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
             response = _json(to_json(result), route.ok, headers)
         except _TooLarge:
@@ -323,6 +402,8 @@ def create_app(
     trust_test_clock: bool = False,
     heartbeat: float = HEARTBEAT,
     cors_origins: Sequence[str] = (),
+    max_waits_per_principal: int = MAX_WAITS_PER_PRINCIPAL,
+    stream_max_seconds: float = STREAM_MAX_SECONDS,
 ) -> FastAPI:
     """The application over ``mem``, authenticating with the tokens in ``store``.
     ``trust_test_clock``: read the time from each request's ``Remem-Test-Now`` header
@@ -330,8 +411,17 @@ def create_app(
     seconds of silence after which an event stream sends a comment. ``cors_origins``: the
     browser origins (``https://console.example``) allowed to call the ``/v1`` API with a
     bearer token; none by default, so no CORS header is sent (never with credentials:
-    cookies stay with the member pages' own origin)."""
-    service = Service(mem, store, trust_test_clock=trust_test_clock)
+    cookies stay with the member pages' own origin). ``max_waits_per_principal``: the
+    long polls and event streams one principal may hold at once in this process (429
+    past it); ``stream_max_seconds``: how long an event stream lasts before it ends for
+    the client to resume (:mod:`remem.http.waits`)."""
+    service = Service(
+        mem,
+        store,
+        trust_test_clock=trust_test_clock,
+        limits=WaitLimits(max_waits_per_principal),
+        stream_max_seconds=stream_max_seconds,
+    )
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     spec = orjson.dumps(document())
     # Plain Starlette routes: each endpoint reads its Request itself (routes.py declares and
@@ -425,7 +515,16 @@ def create_app_from_env() -> FastAPI:
     mem = Memory.open(data, clock=test_clock if trust else None, embedder=embedder_from_env())
     mem.link_settings = link_settings_from_env()
     cors = cors_origins_from_env()
-    return create_app(mem, mem.backend, trust_test_clock=trust, heartbeat=beat, cors_origins=cors)
+    max_waits, stream_max = waits_from_env()
+    return create_app(
+        mem,
+        mem.backend,
+        trust_test_clock=trust,
+        heartbeat=beat,
+        cors_origins=cors,
+        max_waits_per_principal=max_waits,
+        stream_max_seconds=stream_max,
+    )
 
 
 def link_settings_from_env() -> LinkSettings:

@@ -10,11 +10,14 @@ One event a :class:`~remem.app.subscription.Change`::
 browsers' ``EventSource`` sends) or ``?after=`` gets the changes after it. A comment line
 is sent at once (so the client knows it is subscribed) and then every
 :data:`HEARTBEAT` seconds of silence (so proxies keep the connection open and a gone
-client is noticed). The subscription's ``poll`` runs in a worker thread a second at a
-time (:data:`POLL_SECONDS`), on a limiter of its own so streams never starve the other
-routes of threads; between polls the stream checks whether the client went, and the
-subscription is closed however the stream ends. No thread outlives it by more than one
-poll.
+client is noticed). The stream waits on the event loop (:class:`remem.http.waits.Waiter`:
+no thread is held while it waits, a second at a time, :data:`POLL_SECONDS`, between
+which it checks whether the client went), re-checks the credential before each event and
+at least every :data:`remem.http.waits.RECHECK_SECONDS` (a revoked token or an ended
+session ends the stream with no further event), and ends after ``max_seconds``
+(``remem serve --stream-max-seconds``) with a last block ``id: <the position read up
+to>``, so that the client's reconnect with ``Last-Event-ID`` resumes where it stopped
+and loses nothing. The subscription is closed however the stream ends.
 """
 
 from __future__ import annotations
@@ -22,27 +25,17 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import anyio
 import orjson
 
-from remem.app.subscription import Change, Subscription
-from remem.errors import InvalidInput
+from remem.app.subscription import Change
+from remem.errors import InvalidInput, Unauthenticated
+from remem.http.waits import STREAM_MAX_SECONDS, Waiter
 from remem.schema import to_json
 
 #: Seconds of silence after which a comment line is sent.
 HEARTBEAT = 15.0
-#: Seconds one poll of the subscription waits in its worker thread.
+#: Seconds a stream waits for changes before checking whether its client went.
 POLL_SECONDS = 1.0
-#: Streams polling at once in worker threads (more wait their turn, a poll at a time).
-MAX_POLLING = 64
-_LIMITER: anyio.CapacityLimiter | None = None
-
-
-def _limiter() -> anyio.CapacityLimiter:
-    global _LIMITER
-    if _LIMITER is None:  # made inside the event loop, on the first stream
-        _LIMITER = anyio.CapacityLimiter(MAX_POLLING)
-    return _LIMITER
 
 
 def resume_position(last_event_id: str | None, after: str | None) -> int | None:
@@ -64,19 +57,37 @@ def frame(change: Change) -> bytes:
     return b"id: %d\nevent: %s\ndata: %s\n\n" % (change.seq, change.event.encode(), data)
 
 
+def end_frame(after: int) -> bytes:
+    """The last block of a stream that reached its time limit: no event, but the
+    position read up to as the id (``EventSource`` keeps it as ``Last-Event-ID``)."""
+    return b": the stream reached its time limit: reconnect with Last-Event-ID\nid: %d\n\n" % (
+        after
+    )
+
+
 async def stream(
-    sub: Subscription,
+    waiter: Waiter,
     gone: Callable[[], Awaitable[bool]],
     *,
     heartbeat: float = HEARTBEAT,
+    max_seconds: float = STREAM_MAX_SECONDS,
 ) -> AsyncIterator[bytes]:
-    """The SSE body of ``sub`` until the client is ``gone`` (or the stream is cancelled);
-    ``sub`` is closed at the end either way."""
+    """The SSE body of ``waiter``'s subscription until the client is ``gone``, its
+    credential ends, ``max_seconds`` pass (or the stream is cancelled); the waiter is
+    closed at the end either way."""
+    sub = waiter.sub
     try:
         yield b": subscribed\nretry: 2000\n\n"
-        quiet_since = time.monotonic()
+        started = quiet_since = time.monotonic()
         while not sub.closed:
-            changes = await anyio.to_thread.run_sync(sub.poll, POLL_SECONDS, limiter=_limiter())
+            left = started + max_seconds - time.monotonic()
+            if left <= 0:
+                yield end_frame(sub.after)
+                break
+            try:
+                changes = await waiter.next(min(POLL_SECONDS, left))
+            except Unauthenticated:  # the credential ended: not one more event
+                break
             if changes:
                 yield b"".join(frame(change) for change in changes)
                 quiet_since = time.monotonic()
@@ -86,7 +97,7 @@ async def stream(
             if await gone():
                 break
     finally:
-        sub.close()
+        waiter.close()
 
 
-__all__ = ["HEARTBEAT", "frame", "resume_position", "stream"]
+__all__ = ["HEARTBEAT", "end_frame", "frame", "resume_position", "stream"]

@@ -4,8 +4,9 @@ result (:mod:`remem.schema`), so the document cannot drift from the code.
 
 Every operation lists every status it can return: its success status, 401 (no or a bad
 token), 403 (``Denied``: the rule in the body), 404, 409 (where a change can conflict),
-413 (a body over the limit), 422 (``InvalidInput``/``Rejected``), 500 (``ConfigError``)
-and 503 (store trouble); every error response is the one error body
+413 (a body over the limit), 422 (``InvalidInput``/``Rejected``), 429 (long polls and
+event streams: the principal holds all its waits; ``Retry-After``), 500
+(``ConfigError``) and 503 (store trouble); every error response is the one error body
 (:func:`remem.error_table.error_body_schema`).
 """
 
@@ -27,6 +28,21 @@ _ERRORS = {
     500: "ConfigError: the operator's remem.toml is broken",
     503: "the store cannot be used now (disk, lock, fsync): retry later",
 }
+#: The answer of a wait (long poll, event stream) past the principal's limit.
+_TOO_MANY = (
+    "TooManyRequests: this credential holds as many long polls and event streams as the "
+    "server process allows (remem serve --max-waits-per-principal): retry after Retry-After"
+)
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds to wait before retrying",
+        "schema": {"type": "integer", "minimum": 1},
+    }
+}
+
+
+def _too_many(error: dict[str, Any]) -> dict[str, Any]:
+    return {"description": _TOO_MANY, "headers": _RETRY_AFTER, "content": error}
 
 
 def _refs(value: Any) -> Any:
@@ -118,6 +134,8 @@ def _operation(route: Route) -> dict[str, Any]:
         statuses[409] = "Conflict: a stale If-Match; the body holds the current note"
     for status, text in sorted(statuses.items()):
         responses[str(status)] = {"description": text, "content": error}
+    if route.waits:
+        responses["429"] = _too_many(error)
     op: dict[str, Any] = {
         "operationId": route.name,
         "parameters": _parameters(route),
@@ -191,7 +209,9 @@ def _events() -> dict[str, Any]:
         "operationId": "events",
         "description": "Server-Sent Events: id (the log position), event (note.changed or "
         "agent.changed), data (the Change's JSON form); a comment line at once and every "
-        "15 s of silence. Resume with Last-Event-ID (or after).",
+        "15 s of silence. Resume with Last-Event-ID (or after). The stream ends when its "
+        "credential ends (no further event) and after remem serve --stream-max-seconds, "
+        "with a last block whose id is the position to resume from.",
         "security": [{"bearer": []}],
         "parameters": [
             {"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -221,6 +241,7 @@ def _events() -> dict[str, Any]:
                 str(s): {"description": _ERRORS[s], "content": error}
                 for s in (401, 403, 404, 422, 500, 503)
             },
+            "429": _too_many(error),
         },
     }
 

@@ -21,6 +21,7 @@ from remem.app.compaction import CompactionReport
 from remem.app.dm_slot import DmSlot
 from remem.app.member_links import MemberLink
 from remem.app.memory_impl import MemoryImpl
+from remem.app.subscription import Change, Subscription
 from remem.context import RunContext
 from remem.core.events import Event
 from remem.core.model import Note, Status
@@ -84,6 +85,9 @@ class Route:
     ok: int = 200
     #: Honours ``Idempotency-Key`` (:mod:`remem.app.idempotency`).
     idempotent: bool = False
+    #: A long poll: ``call`` returns a :class:`LongPoll`, which the service waits for on
+    #: its event loop (:mod:`remem.http.waits`), not in a worker thread.
+    waits: bool = False
 
     @property
     def path_params(self) -> list[str]:
@@ -168,16 +172,28 @@ def _change(method: str) -> Route:
 MAX_CHANGES_WAIT = 25
 
 
-def _changes(m: MemoryImpl, c: RunContext, a: Args) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class LongPoll:
+    """An opened ``changes`` request: the subscription, and the seconds to wait for a
+    change (0: answer at once)."""
+
+    sub: Subscription
+    wait: int
+
+    def result(self, changes: builtins.list[Change]) -> dict[str, Any]:
+        """The answer: the changes and the position read up to (the next ``after``)."""
+        return {"after": self.sub.after, "changes": [to_json(change) for change in changes]}
+
+
+def _changes(m: MemoryImpl, c: RunContext, a: Args) -> LongPoll:
     """``subscribe`` as a long poll: the changes after ``after`` (``null``: from now on)
     that ``c`` may see, waiting up to ``wait`` seconds for one, and the position read up
-    to (pass it as the next ``after``)."""
+    to (pass it as the next ``after``). Opens the subscription; the caller waits, then
+    closes it."""
     wait = a["wait"] or 0
     if not 0 <= wait <= MAX_CHANGES_WAIT:
         raise InvalidInput(f"wait is in seconds, from 0 to {MAX_CHANGES_WAIT}")
-    with m.subscribe(c, after=a["after"]) as sub:
-        changes = sub.poll(float(wait))
-        return {"after": sub.after, "changes": [to_json(change) for change in changes]}
+    return LongPoll(m.subscribe(c, after=a["after"]), wait)
 
 
 def _status_of(m: MemoryImpl, c: RunContext, a: Args) -> Status:
@@ -436,6 +452,7 @@ ROUTES: builtins.list[Route] = [
         dict[str, Any],
         _changes,
         query={"after": ("int?", None), "wait": ("int?", None)},
+        waits=True,
     ),
     Route("member_link", "POST", "/member-link", MemberLink, lambda m, c, a: m.member_link(c)),
     Route("dm_slot", "GET", "/dm-slot", DmSlot, lambda m, c, a: m.dm_slot(c)),
@@ -460,4 +477,13 @@ ROUTES: builtins.list[Route] = [
 
 BY_NAME = {route.name: route for route in ROUTES}
 
-__all__ = ["BY_NAME", "REQUIRED", "ROUTES", "TYPES", "Args", "Route", "check_fields"]
+__all__ = [
+    "BY_NAME",
+    "REQUIRED",
+    "ROUTES",
+    "TYPES",
+    "Args",
+    "LongPoll",
+    "Route",
+    "check_fields",
+]
