@@ -27,6 +27,7 @@ import pytest
 
 from http_server import Server, serve
 from remem import Memory, RunContext
+from remem.http.tokens import create_token
 from test_member_links import exchange
 
 AGENT = "yuko"
@@ -37,7 +38,6 @@ ME = RunContext.dm(AGENT, "discord:1", "discord:7", run_id="run-1")
 RUN, NULL_RUN = json.dumps(ME.to_json()), json.dumps({**ME.to_json(), "run_id": None})
 OTHER, TEAM = "discord:8", "discord:9"
 OWNER = RunContext.owner(AGENT)
-HOST_ARGS = ("--agent", AGENT, "--channel", "discord:*", "--actor", "*")
 #: The note changes sent with a key: route -> (verb, path after the note id, body, the
 #: change made first without a key).
 CHANGES: dict[str, tuple[str, str, Any, str | None]] = {
@@ -231,8 +231,13 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, 
     """One ``remem serve``, a host token for the member's DMs, and the owner's Memory on
     the same data (another process, as an admin's CLI would be)."""
     data = tmp_path_factory.mktemp("replay") / "data"
-    with serve(data) as server, Memory.open(data) as admin:
-        yield server, server.token("--name", "bot", *HOST_ARGS), admin
+    with Memory.open(data) as admin, serve(data) as server:
+        yield server, host_token(admin), admin
+
+
+def host_token(admin: Memory) -> str:
+    """A host token for the member's DMs (``remem tokens create``, in this process)."""
+    return create_token(admin.backend, "bot", agents=[AGENT], channels=["discord:*"], actors=["*"])
 
 
 def test_a_replay_answers_as_a_read_by_the_caller_now(
