@@ -13,6 +13,8 @@ from http_server import Server, serve
 from remem import Memory, RunContext
 
 AGENT = "yuko"
+#: How a key sent again with a different request is refused (422).
+REUSED = "Idempotency-Key reused for a different request"
 ME = RunContext.dm(AGENT, "discord:1", "discord:7")
 HOST_ARGS = ("--name", "bot", "--agent", AGENT, "--channel", "discord:*", "--actor", "*")
 
@@ -57,12 +59,12 @@ def test_a_retried_remember_returns_the_first_result_even_after_a_restart(
         assert status == 201 and after["id"] == first["id"]
         assert after["version"] == plain["version"]  # nothing written: the note as it is
         assert len(_history(restarted, token, first["id"])) == history
-        # Another key, or another speaker with the same key, is another request.
+        # Another key is another request; the same key in another envelope is refused.
         _, other = _remember(restarted, token, "I prefer coffee", "retry-2")
         assert other["id"] != first["id"]
         them = RunContext.dm(AGENT, "discord:2", "discord:8")
-        _, theirs = _remember(restarted, token, "I prefer tea", "retry-1", them)
-        assert theirs["id"] != first["id"]
+        status, theirs = _remember(restarted, token, "I prefer tea", "retry-1", them)
+        assert status == 422 and theirs["message"].startswith(REUSED), theirs
         status, bad = _remember(restarted, token, "x", "k" * 201)
         assert status == 422 and "Idempotency-Key" in bad["message"]
 
@@ -116,11 +118,12 @@ def test_a_retried_change_at_its_version_answers_instead_of_409_and_writes_once(
             status, refused = _send(server, token, verb, note["id"] + tail, stale, body)
             assert status in (404, 409), (name, refused)
             note = first
-        # One key on two different notes is two requests, not one.
+        # One key on two different notes: the second is refused, and not applied.
         _, a = _remember(server, token, "I like rain", None)
         _, b = _remember(server, token, "I like snow", None)
-        for target in (a, b):
-            status, pinned = _send(
-                server, token, "POST", target["id"] + "/pin", {"Idempotency-Key": "same"}
-            )
-            assert status == 200 and pinned["pinned"], pinned
+        key = {"Idempotency-Key": "same"}
+        status, pinned = _send(server, token, "POST", a["id"] + "/pin", key)
+        assert status == 200 and pinned["pinned"], pinned
+        status, refused = _send(server, token, "POST", b["id"] + "/pin", key)
+        assert status == 422 and refused["message"].startswith(REUSED), refused
+        assert not Memory.open(server.url, token=token).get(ME, b["id"]).pinned

@@ -3,8 +3,11 @@
 Each builds its event against the state under the agent's writer lock: the note must
 be visible, changeable by the envelope (:meth:`Kernel.require`), at ``if_version`` when
 given (``Conflict`` otherwise) and live. Inside :func:`remem.app.idempotency.idempotent`
-(an HTTP ``Idempotency-Key``) the event's id comes from the seed and the note id, so the
-same request sent again is answered with the note instead of being applied twice.
+(an HTTP ``Idempotency-Key``) the event's id comes from the key, so the same request sent
+again is answered with the note instead of being applied twice (or refused by its own
+first attempt's new version), and the key sent with another request is refused. The note
+a change answers with passes the check of a read (:meth:`Kernel.given`): ``NotFound``
+if the envelope may no longer see it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from remem.app.idempotency import current_seed, keyed_id
+from remem.app.idempotency import current, replayed, stamp
 from remem.app.kernel import Kernel
 from remem.core.events import (
     Corrected,
@@ -27,7 +30,7 @@ from remem.core.events import (
 from remem.core.model import LIVE_STATUSES, Note, Scope, Status, parse_enum
 from remem.core.projection import State
 from remem.core.text import canonical_text
-from remem.errors import Conflict, InvalidInput, NotFound
+from remem.errors import Conflict, InvalidInput
 from remem.policy.authz import Action, Target
 from remem.policy.guard import check_note_text
 
@@ -44,32 +47,28 @@ def change(
     *,
     allowed: Iterable[Status] = LIVE_STATUSES,
 ) -> Note:
-    """Apply ``make``'s event to note ``note_id`` under the writer lock; returns the note."""
+    """Apply ``make``'s event to note ``note_id`` under the writer lock; returns the note,
+    if the envelope may see it now."""
     agent = k.agent  # write() catches up under the lock before build()
     allowed_set = frozenset(allowed)
     if if_version is not None and (type(if_version) is not int or if_version < 1):
         raise InvalidInput("if_version must be a note version (a whole number from 1) or None")
 
-    seed = current_seed()  # read in the caller's thread (build may run on another)
-    eid = None if seed is None else keyed_id(seed, "ev", f"change {note_id}")
+    keyed = current()  # read in the caller's thread (build may run on another)
 
     def build(state: State) -> tuple[list[Event], str]:
-        try:
-            note = _changeable(k, state, note_id, if_version, allowed_set)
-        except (Conflict, InvalidInput, NotFound):
-            # A retried request (same Idempotency-Key) whose first attempt was applied: its
-            # own event made the version stale or the note gone; answer, don't refuse.
-            if eid is not None and any(ev.eid == eid for ev in agent.log.history(note_id)):
-                return [], note_id
-            raise
+        if keyed is not None:
+            done = replayed(agent.log, keyed)  # InvalidInput: another request's key
+            if done is not None:  # applied already: the same request sent again
+                return [], done
+        note = _changeable(k, state, note_id, if_version, allowed_set)
         envelope = k.envelope()
-        if eid is not None:  # the same request again builds the same event (a no-op)
-            envelope["eid"] = eid
+        if keyed is not None:  # the event a retry finds by its id
+            envelope.update(stamp(keyed))
         event = make(note, envelope)
         return ([event] if event else []), note.id
 
-    nid = agent.write(build)
-    return agent.state.notes[nid]
+    return k.given(agent.write(build))
 
 
 def _changeable(

@@ -285,6 +285,13 @@ class Kernel:
             raise NotFound(NOTE_NOT_FOUND.format(id=note_id))
         return note
 
+    def given(self, note_id: str) -> Note:
+        """The note a write answers with, if this envelope may see it now: the check of a
+        read (:meth:`visible`), so a result given again (a retried request, a note
+        reinforced, a change applied already) is ``NotFound`` exactly where a read of it
+        would be."""
+        return self.visible(self.agent.state, note_id)
+
     # -- the event envelope, scopes, limits ------------------------------------------
 
     def envelope(self) -> dict[str, Any]:
@@ -346,8 +353,12 @@ class Kernel:
         """The live note of that scope saying ``text``, which a write reinforces."""
         return state.find_same(scope, scope_id, text, _REINFORCEABLE)
 
-    def reinforce(self, note: Note, source: Source) -> list[Event]:
-        return [Reinforced(note_id=note.id, source=source, **self.envelope())]
+    def reinforce(
+        self, note: Note, source: Source, envelope: dict[str, Any] | None = None
+    ) -> list[Event]:
+        """The event of one more piece of evidence for ``note`` (in ``envelope``: a keyed
+        request's, see :mod:`remem.app.idempotency`; a fresh one by default)."""
+        return [Reinforced(note_id=note.id, source=source, **(envelope or self.envelope()))]
 
     @staticmethod
     def parse_time(value: datetime | str | None, what: str) -> datetime | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from remem.app.idempotency import current_seed, keyed_id
+from remem.app.idempotency import Keyed, current, keyed_id, replayed, stamp
 from remem.app.kernel import Kernel
 from remem.context import RunContext
 from remem.core.events import Event, Remembered
@@ -134,15 +134,21 @@ class RememberPlan:
 
     event: Remembered
     limits: Limits
+    #: The request sent with an idempotency key this write is (:mod:`remem.app.idempotency`).
+    keyed: Keyed | None = None
 
     def build(self, k: Kernel, state: State) -> tuple[list[Event], str]:
         """Events for this request against the current state, and the id of the note."""
         event = self.event
-        if event.note_id in state.notes:  # written already: a retry with the same key
-            return [], event.note_id
+        if self.keyed is not None:
+            done = replayed(k.agent.log, self.keyed)  # InvalidInput: another request's key
+            if done is not None:  # applied already: the same request sent again
+                return [], done
         same = k.same(state, event.scope, event.scope_id, event.text)
         if same is not None:
-            again = k.reinforce(same, event.source)
+            # A keyed request's reinforcement is its event: a retry finds it by its id.
+            keyed = None if self.keyed is None else {**k.envelope(), **stamp(self.keyed)}
+            again = k.reinforce(same, event.source, keyed)
             again += evidence_events(same, self.limits, k.envelope)
             return again, same.id
         limit = self.limits.max_notes_per_scope
@@ -191,7 +197,7 @@ def plan_remember(
     source: Source | dict[str, Any] | str | None,
     said_at: datetime | str | None,
     state: State,
-    key: str | None = None,
+    key: Keyed | None = None,
 ) -> RememberPlan:
     """Resolve and check a remember request against ``state``; raises before anything is
     written. Called under the writer lock (:func:`commit_plan`), so the checks see the
@@ -235,17 +241,17 @@ def plan_remember(
         source=parsed_source,
         **envelope,
     )
-    return RememberPlan(event, limits)
+    return RememberPlan(event, limits, key)
 
 
-def _ids(k: Kernel, key: str | None) -> tuple[str, dict[str, Any]]:
-    """The new note's id and the event's envelope: from the idempotency seed ``key`` when
+def _ids(k: Kernel, key: Keyed | None) -> tuple[str, dict[str, Any]]:
+    """The new note's id and the event's envelope: from the idempotency key's seed when
     given, so a retried request builds the same ids (:mod:`remem.app.idempotency`)."""
     envelope = k.envelope()
     if key is None:
         return new_id("note"), envelope
-    envelope["eid"] = keyed_id(key, "ev", "remember")
-    return keyed_id(key, "note", "remember"), envelope
+    envelope.update(stamp(key))
+    return keyed_id(key.seed, "note", "remember"), envelope
 
 
 def _check_subject(subject: str | None, pinned: bool) -> None:
@@ -343,9 +349,12 @@ def remember_as(
 
 def commit_plan(k: Kernel, plan: Callable[[State], RememberPlan]) -> Note:
     """Plan a remember and write it, both under the writer lock; returns the note."""
-    agent = k.agent
-    note_id = agent.write(lambda state: plan(state).build(k, state))
-    return agent.state.notes[note_id]
+    return k.agent.state.notes[_write_plan(k, plan)]
+
+
+def _write_plan(k: Kernel, plan: Callable[[State], RememberPlan]) -> str:
+    """Plan a remember and write it, both under the writer lock; returns the note's id."""
+    return k.agent.write(lambda state: plan(state).build(k, state))
 
 
 def remember(
@@ -363,10 +372,11 @@ def remember(
     source: Source | dict[str, Any] | str | None = None,
     said_at: datetime | str | None = None,
 ) -> Note:
-    """``Memory.remember``: plan and write under the writer lock; returns the note. Inside
-    :func:`remem.app.idempotency.idempotent`, the note and event ids come from its seed."""
-    key = current_seed()  # here, in the caller's thread: the build may run on another
-    return commit_plan(
+    """``Memory.remember``: plan and write under the writer lock; returns the note, if the
+    envelope may see it (:meth:`Kernel.given`; ``NotFound`` otherwise). Inside
+    :func:`remem.app.idempotency.idempotent`, the note and event ids come from its key."""
+    key = current()  # here, in the caller's thread: the build may run on another
+    note_id = _write_plan(
         k,
         lambda state: plan_remember(
             k,
@@ -385,3 +395,4 @@ def remember(
             key=key,
         ),
     )
+    return k.given(note_id)

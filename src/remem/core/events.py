@@ -37,6 +37,10 @@ class Event:
     role: str | None = None
     run_id: str | None = None
     channel: str | None = None
+    #: On the event that applied a request sent with an ``Idempotency-Key``: a digest of
+    #: that request (never its content), so that the same key sent with another request
+    #: is told apart from a retry (:mod:`remem.app.idempotency`); ``None`` otherwise.
+    request: str | None = None
     #: Position in its agent's log: assigned once, when the event store appends it
     #: (0 before), increasing, never renumbered (a compaction may leave holes). Not part
     #: of equality: an event is identified by its ``eid``.
@@ -413,6 +417,7 @@ def _build(cls: type[Event], data: dict[str, Any]) -> Event:
         "role": data.get("role"),
         "run_id": data.get("run_id"),
         "channel": data.get("channel"),
+        "request": data.get("request"),
         "seq": data.get("seq", 0),
     }
     if cls is Remembered:

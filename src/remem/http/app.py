@@ -39,7 +39,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from remem.app.idempotency import idempotent, seed_of
+from remem.app.idempotency import Keyed, idempotent, seed_of
 from remem.app.member_links import LinkSettings
 from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
@@ -206,15 +206,28 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
     if key is None:
         result = route.call(view, ctx, args)
     else:
-        # Who asks, what, in which envelope, with which key and body: the same request
-        # again derives the same ids, in any process (remem.app.idempotency).
-        envelope = json.dumps(ctx.to_json(), sort_keys=True)
-        seed = seed_of(name, route.name, request.url.path, envelope, key, raw)
-        with idempotent(seed):
+        with idempotent(_keyed(name, principal, route, request, key, raw)):
             result = route.call(view, ctx, args)
     if isinstance(principal, MemberSession):  # the database's wall (remem.http.member_wall)
         result = check_member_result(service.mem.backend, principal, route.name, result)
     return result, name
+
+
+def _keyed(
+    name: str, principal: Principal, route: Route, request: Request, key: str, raw: bytes
+) -> Keyed:
+    """The request sent with ``key`` (:mod:`remem.app.idempotency`). Its ids come from who
+    asks (the token's name; a member session's agent, channel and member), the agent and
+    the key; its fingerprint from those and the route, the path, the ``Remem-Run`` header
+    as sent (none stays none: not the envelope with the run id it was given) and the body,
+    so the key sent again with anything else is told apart."""
+    who = [name]
+    if isinstance(principal, MemberSession):
+        who += [principal.agent, principal.channel, principal.member]
+    seed = seed_of(*who, request.path_params["agent"], key)
+    run = request.headers.get(RUN_HEADER)
+    sent = ("1", run) if run is not None else ("0", "")
+    return Keyed(seed, seed_of(seed, route.name, request.url.path, *sent, raw))
 
 
 def _idempotency_key(request: Request) -> str | None:

@@ -104,7 +104,9 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
                 "in": "header",
                 "required": False,
                 "description": "1-200 printable characters; the same request sent again with "
-                "the same key returns the first result instead of writing twice",
+                "the same key returns the first result instead of writing twice (404 if the "
+                "caller may no longer read it); the key with another route, path, Remem-Run "
+                "or body is 422 (Idempotency-Key reused for a different request)",
                 "schema": {"type": "string", "minLength": 1, "maxLength": 200},
             }
         )

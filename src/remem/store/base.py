@@ -122,6 +122,14 @@ class EventStore(Protocol):
         """Every event in the log that refers to ``note_id``, in log order."""
         ...
 
+    def find(self, eid: str) -> Event | None:
+        """The event whose id is ``eid`` (staged in the open transaction included); for an
+        eid a compaction erased, the ``Erased`` event that lists it; else ``None``. Exact
+        inside :meth:`transaction` (after its catch-up), where a write checks it (an
+        ``Idempotency-Key``, :mod:`remem.app.idempotency`); outside, as of this handle's
+        last read. An eid absent from the log costs no read of it."""
+        ...
+
     def close(self) -> None: ...
 
 

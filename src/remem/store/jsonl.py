@@ -393,6 +393,23 @@ class JsonlEventLog:
             and ev.eid not in self._withheld
         ]
 
+    def find(self, eid: str) -> Event | None:
+        """See :meth:`remem.store.base.EventStore.find`: the set of eids read says whether
+        the file holds it; only then is the file scanned for it (a retry, rare)."""
+        staged = self._staged
+        if eid in staged.eids:
+            return next(ev for ev in staged.events if ev.eid == eid)
+        if eid not in self._eids or eid in self._withheld:
+            return None
+        needle = orjson.dumps(eid)
+        erased = None
+        for ev in self._file.scan(lambda line: needle in line):
+            if ev.eid == eid:
+                return ev
+            if isinstance(ev, Erased) and eid in ev.eids:
+                erased = ev
+        return erased
+
     def close(self) -> None:
         self._file.close()
 

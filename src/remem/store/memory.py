@@ -145,6 +145,19 @@ class MemoryEventLog:
                 if getattr(ev, "note_id", None) == note_id or getattr(ev, "by", None) == note_id
             ]
 
+    def find(self, eid: str) -> Event | None:
+        shelf = self._shelf
+        with shelf.lock:
+            if eid not in shelf.eids:
+                return None
+            erased = None
+            for ev in shelf.events:
+                if ev.eid == eid:
+                    return ev
+                if isinstance(ev, Erased) and eid in ev.eids:
+                    erased = ev
+            return erased
+
     def close(self) -> None:
         pass
 

@@ -25,6 +25,8 @@ The contract, as these tests read :mod:`remem.store.base`:
   is in the log is never stored again, and ``append`` returns only what it stored;
 - ``rewrite`` replaces the whole content; other handles see ``reset=True``
   and exactly the new content; the rewriting handle does not read it again;
+- ``find(eid)`` under the writer lock is the event with that eid (staged ones
+  included), the ``Erased`` event listing it once a compaction erased it, or None;
 - ``history(note_id)`` returns every event that refers to the note (as its
   ``note_id`` or as the ``by`` of a supersession), in log order, including
   events other handles appended;
@@ -239,6 +241,25 @@ class EventLogContract(ReaderContract, abc.ABC):
         assert self.append(self.handle(tmp_path), [same_eid]) == []
         assert self.append(log, [same_text]) == [same_text]
         assert self.read_all(tmp_path) == [ev, same_text]
+
+    def test_find_answers_by_eid_under_the_writer_lock(self, tmp_path: Path) -> None:
+        writer, other = self.handle(tmp_path), self.handle(tmp_path)
+        a, b, c = remembered("A."), remembered("B."), remembered("C.")
+        self.append(writer, [a])
+        with other.transaction() as txn:
+            assert other.find(a.eid) == a  # another handle's append, once caught up
+            assert other.find(b.eid) is None
+            txn.stage([b])
+            assert other.find(b.eid) == b  # staged in this transaction
+            txn.commit()
+        erased = Erased(note_id=a.note_id, eids=(a.eid,), **sample_envelope())
+        with writer.transaction() as txn:
+            assert writer.find(b.eid) == b
+            txn.rewrite([erased, b, c])
+        with other.transaction():
+            assert other.find(a.eid) == erased  # erased: the event that lists it
+            assert other.find(c.eid) == c
+            assert other.find(new_id("ev")) is None
 
     # -- rewrite (compaction) --------------------------------------------------------
 

@@ -283,6 +283,34 @@ class PgEventLog:
             ).fetchall()
         return [from_dict(self.load(r[0])) for r in rows]
 
+    def find(self, eid: str) -> Event | None:
+        """See :meth:`remem.store.base.EventStore.find`: one lookup by the unique
+        ``(agent, eid)`` index, on the open transaction's connection in its thread (the
+        ``Erased`` event listing a tombstoned eid is searched for only when one is)."""
+        for ev in self._staged.values():
+            if ev.eid == eid:
+                return ev
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT data FROM remem_events WHERE agent = %s AND eid = %s UNION ALL "
+                "SELECT NULL FROM remem_tombstones WHERE agent = %s AND eid = %s LIMIT 1",
+                (self.agent, eid, self.agent, eid),
+            ).fetchone()
+            if row is None:
+                return None
+            if row[0] is not None:
+                return from_dict(self.load(row[0]))
+            rows = conn.execute(
+                "SELECT data FROM remem_events WHERE agent = %s AND strpos(data, %s) > 0 "
+                'AND strpos(data, \'"op":"erased"\') > 0',
+                (self.agent, orjson.dumps(eid).decode()),
+            ).fetchall()
+        for (data,) in rows:
+            ev = from_dict(self.load(data))
+            if isinstance(ev, Erased) and eid in ev.eids:
+                return ev
+        return None
+
     def close(self) -> None:
         pass  # the connections belong to the backend's pool
 
