@@ -17,7 +17,7 @@ from remem.store.postgres.schema import POLICIES
 from remem.testing import postgres_server
 
 
-def _fill(app_url: str) -> None:
+def fill_every_table(app_url: str) -> None:
     """Two agents with a row in every table they have (through the service's code)."""
     with Memory.open(app_url) as mem:
         for agent in ("alice_bot", "bob_bot"):
@@ -51,7 +51,7 @@ def test_under_an_agents_signed_scope_every_table_returns_only_its_rows(
 ) -> None:
     owner_url, app_url = app_db
     monkeypatch.setenv("REMEM_KEY_FILE", str(tmp_path / "kek.json"))  # rows in remem_keys
-    _fill(app_url)
+    fill_every_table(app_url)
     with connect(app_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
