@@ -26,7 +26,7 @@ from remem.errors import StoreError
 from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect, psycopg_modules
 from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, KEYRING_SCOPE, POLICIES
-from remem.store.postgres.scope_key import KEY_FILE_ENV, new_key, pads, sign, write_file
+from remem.store.postgres.scope_key import KEY_FILE_ENV, challenge, new_key, pads, sign, write_file
 from remem.testing import postgres_server
 from remem.testing.event_samples import remembered
 
@@ -156,8 +156,8 @@ def test_the_application_role_can_create_nothing_on_the_path(filled: str) -> Non
         assert row == (False, False)
         for ddl in (
             "CREATE TABLE public.remem_shadow (a int)",
-            "CREATE FUNCTION public.remem_scope_challenge(x int) RETURNS text "
-            "LANGUAGE sql AS $$ SELECT '1/1' $$",
+            "CREATE FUNCTION public.remem_scope(x int) RETURNS text "
+            "LANGUAGE sql AS $$ SELECT 'alice_bot' $$",
             "CREATE SCHEMA remem_shadow",
         ):
             with pytest.raises(denied):
@@ -172,9 +172,9 @@ def test_the_application_role_can_create_nothing_on_the_path(filled: str) -> Non
         )
         conn.execute("INSERT INTO remem_scope_key VALUES (true, %s, %s, %s)", (key, inner, outer))
         conn.execute("BEGIN")
-        challenge = conn.execute("SELECT public.remem_scope_challenge()").fetchone()[0]
+        started, pid = conn.execute("SELECT now(), pg_backend_pid()").fetchone()
         forged = {"remem.agent": AGENTS[0], "remem.user": "", "remem.channel": ""}
-        forged["remem.sig"] = sign(key, challenge, AGENTS[0], "", "")
+        forged["remem.sig"] = sign(key, challenge(started, pid), AGENTS[0], "", "")
         for name, value in forged.items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         assert _count(conn, "remem_events") == 0

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from remem.errors import InvalidInput, StoreError
-from remem.store.postgres.scope_key import quote_ident, sign
+from remem.store.postgres.scope_key import challenge, quote_ident, sign
 
 #: Connections one backend keeps at most (each writing agent holds one for its write).
 POOL_MAX = 16
@@ -57,6 +57,9 @@ def connect(url: str, **kwargs: Any) -> Any:
         raise db_error(exc, url) from None
 
 
+#: Begins a transaction and reads its challenge (qualified: the session's path may be
+#: anything until the next statement sets it).
+_BEGIN = "BEGIN; SELECT pg_catalog.now(), pg_catalog.pg_backend_pid()"
 #: The scope of a transaction, in one statement (``pg_catalog.`` and the path: nothing an
 #: application role made is resolved instead of remem's own).
 _SET_SCOPE = (
@@ -88,15 +91,12 @@ class Pool:
         except (psycopg.Error, pool_mod.PoolTimeout) as exc:
             raise db_error(exc, url) from None
         self._key: bytes | None = None
-        self._begin = ""
         self._path = ""
 
     def sign_with(self, key: bytes, schema: str) -> None:
         """Sign every scope with ``key``, for the tables in ``schema``."""
-        quoted = quote_ident(schema)
         self._key = key
-        self._begin = f"BEGIN; SELECT {quoted}.remem_scope_challenge()"
-        self._path = f"{quoted}, pg_temp"
+        self._path = f"{quote_ident(schema)}, pg_temp"
 
     def set_scope(self, conn: Any, agent: str, *, user: str = "", channel: str = "") -> None:
         """Begin a transaction on ``conn`` and name its agent (``remem.agent``) and, on the
@@ -105,10 +105,10 @@ class Pool:
         ``BEGIN`` and the unsigned settings took before."""
         if self._key is None:
             raise StoreError("the pool has no scope key yet (PgBackend arms it at open)")
-        cur = conn.execute(self._begin, prepare=False)  # simple protocol: two statements
+        cur = conn.execute(_BEGIN, prepare=False)  # simple protocol: two statements
         cur.nextset()
-        challenge = cur.fetchone()[0]
-        sig = sign(self._key, challenge, agent, user, channel)
+        started, pid = cur.fetchone()
+        sig = sign(self._key, challenge(started, pid), agent, user, channel)
         conn.execute(_SET_SCOPE, (self._path, agent, user, channel, sig))
 
     @contextmanager

@@ -177,36 +177,40 @@ ALTER TABLE remem_scope_key ENABLE ROW LEVEL SECURITY;
 REVOKE ALL ON remem_scope_key FROM PUBLIC
 """
 
-#: The challenge: this transaction's start (microseconds) and its backend's pid.
+#: The challenge (:func:`remem.store.postgres.scope_key.challenge`): this transaction's
+#: start, in UTC to the microsecond, and its backend's pid.
 _CHALLENGE = (
-    "CREATE OR REPLACE FUNCTION {s}.remem_scope_challenge() RETURNS text LANGUAGE sql STABLE "
-    "SET search_path = pg_catalog, pg_temp AS $f$ SELECT "
-    "((extract(epoch FROM now()) * 1000000)::bigint)::text || '/' || pg_backend_pid()::text $f$"
+    "to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISSUS') || '/' || pg_backend_pid()::text"
 )
-
-
-def _scope_message() -> str:
-    parts = ["{s}.remem_scope_challenge()"] + [
-        f"coalesce(current_setting('remem.{name}', true), '')"
-        for name in ("agent", "user", "channel")
+#: The signed settings, in the order of the message.
+_SIGNED = ("agent", "user", "channel")
+#: The signed message: the challenge and the three settings, NUL-separated.
+_MESSAGE = " || '\\x00'::bytea || ".join(
+    f"convert_to({part}, 'UTF8')"
+    for part in [
+        _CHALLENGE,
+        *(
+            f"coalesce(current_setting('remem.{n}', true), '')"
+            for n in ("agent", "user", "channel")
+        ),
     ]
-    return " || '\\x00'::bytea || ".join(f"convert_to({p}, 'UTF8')" for p in parts)
-
-
+)
 #: The setting ``remem.<setting>`` when ``remem.sig`` is the HMAC-SHA256 of the challenge
 #: and the scope under the key; NULL otherwise. The digests are compared hashed again, so
-#: the comparison's timing says nothing about the expected signature.
+#: the comparison's timing says nothing about the expected signature. PL/pgSQL keeps the
+#: plan of its key lookup for the session (an SQL function would plan it at every call).
 _CHECK = (
-    "CREATE OR REPLACE FUNCTION {s}.remem_scope(setting text) RETURNS text LANGUAGE sql "
+    "CREATE OR REPLACE FUNCTION {s}.remem_scope(setting text) RETURNS text LANGUAGE plpgsql "
     "STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$ "
-    "SELECT CASE WHEN sha256(convert_to(coalesce(current_setting('remem.sig', true), ''), "
-    "'UTF8')) = sha256(convert_to(encode(sha256(k.outer_pad || sha256(k.inner_pad || "
-    + _scope_message()
-    + ")), 'hex'), 'UTF8')) "
-    "THEN coalesce(current_setting('remem.' || setting, true), '') END "
-    "FROM {s}.remem_scope_key k $f$"
+    "DECLARE k record; BEGIN "
+    "SELECT inner_pad, outer_pad INTO k FROM {s}.remem_scope_key; "
+    "IF FOUND AND sha256(convert_to(coalesce(current_setting('remem.sig', true), ''), 'UTF8')) "
+    "= sha256(convert_to(encode(sha256(k.outer_pad || sha256(k.inner_pad || "
+    f"{_MESSAGE})), 'hex'), 'UTF8')) THEN "
+    "RETURN coalesce(current_setting('remem.' || setting, true), ''); END IF; "
+    "RETURN NULL; END $f$"
 )
-_FUNCTIONS = ("remem_scope(text)", "remem_scope_challenge()")
+_FUNCTIONS = ("remem_scope(text)",)
 
 
 #: v2 -> v3: every note's rows get the note's current scope, read from its events' JSON
@@ -227,7 +231,7 @@ def _statements(app_role: str | None, have: int | None, schema: str) -> list[str
     out = [s.strip() for s in _TABLES.split(";") if s.strip()]
     if have is not None and have < 3:
         out += _FILL_NOTE_SCOPES
-    out += [_CHALLENGE.format(s=qs), _CHECK.format(s=qs)]
+    out.append(_CHECK.format(s=qs))
     out += [f"REVOKE ALL ON FUNCTION {qs}.{f} FROM PUBLIC" for f in _FUNCTIONS]
     for table, template in POLICIES.items():
         expr = template.format(s=qs)

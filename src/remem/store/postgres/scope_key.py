@@ -1,13 +1,13 @@
 """The scope key (schema v4): it signs the row-level-security scope of every transaction,
 so that a connection without it reads no row, whatever settings it sets.
 
-Every transaction of the service begins with ``BEGIN; SELECT remem_scope_challenge()``
-(one round trip, the one psycopg would spend on ``BEGIN`` alone): the challenge is the
-transaction's start time (``now()``, in microseconds) and the backend's pid, both read
-inside that transaction, so it names this transaction and no other: a transaction pooler
-keeps one server connection from ``BEGIN`` to ``COMMIT``, a read-only transaction on a
-hot standby has both, and neither assigns a transaction id. The service then sets its
-scope in one statement (:meth:`remem.store.postgres.connect.Pool.set_scope`): the
+Every transaction of the service begins with ``BEGIN; SELECT now(), pg_backend_pid()``
+(one round trip, the one psycopg would spend on ``BEGIN`` alone): the challenge
+(:func:`challenge`) is the transaction's start time to the microsecond and the backend's
+pid, both read inside that transaction, so it names this transaction and no other: a
+transaction pooler keeps one server connection from ``BEGIN`` to ``COMMIT``, a read-only
+transaction on a hot standby has both, and neither assigns a transaction id. The service
+then sets its scope in one statement (:meth:`remem.store.postgres.connect.Pool.set_scope`): the
 settings ``remem.agent``, ``remem.user``, ``remem.channel`` and ``remem.sig`` = HMAC-SHA256
 under this key of the challenge and the three settings (NUL-separated: no PostgreSQL text
 holds a NUL). The policies admit a row only through ``remem_scope(name)``
@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import os
 import secrets
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,12 @@ def pads(key: bytes) -> tuple[bytes, bytes]:
     computes the HMAC with its built-in ``sha256`` alone (no extension)."""
     block = key.ljust(64, b"\0")
     return bytes(b ^ 0x36 for b in block), bytes(b ^ 0x5C for b in block)
+
+
+def challenge(started: datetime, pid: int) -> str:
+    """A transaction's challenge as ``remem_scope`` computes it: its start (``now()``) in
+    UTC to the microsecond, and its backend's pid."""
+    return f"{started.astimezone(UTC).strftime('%Y%m%d%H%M%S%f')}/{pid}"
 
 
 def sign(key: bytes, challenge: str, agent: str, user: str, channel: str) -> str:
