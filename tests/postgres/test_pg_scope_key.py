@@ -26,7 +26,7 @@ from remem.errors import StoreError
 from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect, psycopg_modules
 from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, KEYRING_SCOPE, POLICIES
-from remem.store.postgres.scope_key import KEY_FILE_ENV, challenge, new_key, pads, sign, write_file
+from remem.store.postgres.scope_key import CHALLENGE, KEY_FILE_ENV, new_key, pads, sign, write_file
 from remem.testing import postgres_server
 from remem.testing.event_samples import remembered
 
@@ -172,9 +172,9 @@ def test_the_application_role_can_create_nothing_on_the_path(filled: str) -> Non
         )
         conn.execute("INSERT INTO remem_scope_key VALUES (true, %s, %s, %s)", (key, inner, outer))
         conn.execute("BEGIN")
-        started, pid = conn.execute("SELECT now(), pg_backend_pid()").fetchone()
+        challenge = conn.execute(f"SELECT {CHALLENGE}").fetchone()[0]
         forged = {"remem.agent": AGENTS[0], "remem.user": "", "remem.channel": ""}
-        forged["remem.sig"] = sign(key, challenge(started, pid), AGENTS[0], "", "")
+        forged["remem.sig"] = sign(key, challenge, AGENTS[0], "", "")
         for name, value in forged.items():
             conn.execute("SELECT set_config(%s, %s, true)", (name, value))
         assert _count(conn, "remem_events") == 0

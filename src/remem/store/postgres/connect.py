@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from remem.errors import InvalidInput, StoreError
-from remem.store.postgres.scope_key import challenge, quote_ident, sign
+from remem.store.postgres.scope_key import CHALLENGE, quote_ident, sign
 
 #: Connections one backend keeps at most (each writing agent holds one for its write).
 POOL_MAX = 16
@@ -57,9 +57,8 @@ def connect(url: str, **kwargs: Any) -> Any:
         raise db_error(exc, url) from None
 
 
-#: Begins a transaction and reads its challenge (qualified: the session's path may be
-#: anything until the next statement sets it).
-_BEGIN = "BEGIN; SELECT pg_catalog.now(), pg_catalog.pg_backend_pid()"
+#: Begins a transaction and reads its challenge.
+_BEGIN = f"BEGIN; SELECT {CHALLENGE}".encode()
 #: The scope of a transaction, in one statement (``pg_catalog.`` and the path: nothing an
 #: application role made is resolved instead of remem's own).
 _SET_SCOPE = (
@@ -92,6 +91,8 @@ class Pool:
             raise db_error(exc, url) from None
         self._key: bytes | None = None
         self._path = ""
+        self._psycopg = psycopg
+        self._tuples_ok = psycopg.pq.ExecStatus.TUPLES_OK
 
     def sign_with(self, key: bytes, schema: str) -> None:
         """Sign every scope with ``key``, for the tables in ``schema``."""
@@ -105,10 +106,12 @@ class Pool:
         ``BEGIN`` and the unsigned settings took before."""
         if self._key is None:
             raise StoreError("the pool has no scope key yet (PgBackend arms it at open)")
-        cur = conn.execute(_BEGIN, prepare=False)  # simple protocol: two statements
-        cur.nextset()
-        started, pid = cur.fetchone()
-        sig = sign(self._key, challenge(started, pid), agent, user, channel)
+        # Straight through libpq (one simple query, its last result): psycopg's cursor
+        # machinery cost as much client time as the rest of the transaction's start.
+        result = conn.pgconn.exec_(_BEGIN)
+        if result.status != self._tuples_ok:
+            raise self._psycopg.errors.error_from_result(result, encoding="utf-8")
+        sig = sign(self._key, result.get_value(0, 0).decode(), agent, user, channel)
         conn.execute(_SET_SCOPE, (self._path, agent, user, channel, sig))
 
     @contextmanager

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.errors import StoreError
-from remem.store.postgres.scope_key import provision, quote_ident
+from remem.store.postgres.scope_key import CHALLENGE, provision, quote_ident
 
 #: The layout of this code's tables; bumped with every change of them.
 SCHEMA_VERSION = 4
@@ -177,18 +177,13 @@ ALTER TABLE remem_scope_key ENABLE ROW LEVEL SECURITY;
 REVOKE ALL ON remem_scope_key FROM PUBLIC
 """
 
-#: The challenge (:func:`remem.store.postgres.scope_key.challenge`): this transaction's
-#: start, in UTC to the microsecond, and its backend's pid.
-_CHALLENGE = (
-    "to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDDHH24MISSUS') || '/' || pg_backend_pid()::text"
-)
 #: The signed settings, in the order of the message.
 _SIGNED = ("agent", "user", "channel")
 #: The signed message: the challenge and the three settings, NUL-separated.
 _MESSAGE = " || '\\x00'::bytea || ".join(
     f"convert_to({part}, 'UTF8')"
     for part in [
-        _CHALLENGE,
+        CHALLENGE,
         *(
             f"coalesce(current_setting('remem.{n}', true), '')"
             for n in ("agent", "user", "channel")

@@ -1,10 +1,10 @@
 """The scope key (schema v4): it signs the row-level-security scope of every transaction,
 so that a connection without it reads no row, whatever settings it sets.
 
-Every transaction of the service begins with ``BEGIN; SELECT now(), pg_backend_pid()``
-(one round trip, the one psycopg would spend on ``BEGIN`` alone): the challenge
-(:func:`challenge`) is the transaction's start time to the microsecond and the backend's
-pid, both read inside that transaction, so it names this transaction and no other: a
+Every transaction of the service begins with ``BEGIN; SELECT <challenge>`` (one round
+trip, the one psycopg would spend on ``BEGIN`` alone): the challenge (:data:`CHALLENGE`)
+is the transaction's start time to the microsecond and the backend's pid, both read
+inside that transaction, so it names this transaction and no other: a
 transaction pooler keeps one server connection from ``BEGIN`` to ``COMMIT``, a read-only
 transaction on a hot standby has both, and neither assigns a transaction id. The service
 then sets its scope in one statement (:meth:`remem.store.postgres.connect.Pool.set_scope`): the
@@ -30,7 +30,6 @@ import hashlib
 import hmac
 import os
 import secrets
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,12 @@ KEY_FILE_ENV = "REMEM_SCOPE_KEY_FILE"
 KEY_BYTES = 32
 #: The key table (owner-only; ``SELECT`` granted to nobody).
 TABLE = "remem_scope_key"
+#: A transaction's challenge: its start (``now()``) in UTC to the microsecond, and its
+#: backend's pid. Every name qualified: it is read before the transaction sets its path.
+CHALLENGE = (
+    "pg_catalog.concat(pg_catalog.to_char(pg_catalog.timezone('UTC', pg_catalog.now()), "
+    "'YYYYMMDDHH24MISSUS'), '/', pg_catalog.pg_backend_pid())"
+)
 
 
 def new_key() -> bytes:
@@ -55,12 +60,6 @@ def pads(key: bytes) -> tuple[bytes, bytes]:
     computes the HMAC with its built-in ``sha256`` alone (no extension)."""
     block = key.ljust(64, b"\0")
     return bytes(b ^ 0x36 for b in block), bytes(b ^ 0x5C for b in block)
-
-
-def challenge(started: datetime, pid: int) -> str:
-    """A transaction's challenge as ``remem_scope`` computes it: its start (``now()``) in
-    UTC to the microsecond, and its backend's pid."""
-    return f"{started.astimezone(UTC).strftime('%Y%m%d%H%M%S%f')}/{pid}"
 
 
 def sign(key: bytes, challenge: str, agent: str, user: str, channel: str) -> str:
