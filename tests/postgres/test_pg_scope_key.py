@@ -100,6 +100,8 @@ def _service_settings(backend: PgBackend) -> list[dict[str, str]]:
     with backend.pool.scoped(CONFIG_SCOPE) as conn:
         assert _count(conn, "remem_records") > 0
         out.append(_captured(conn))
+    # The transaction's path: remem's schema, then pg_temp (nothing of the role's first).
+    assert {o["search_path"] for o in out} == {'"public", pg_temp'}
     return out
 
 
