@@ -324,3 +324,39 @@ def test_db_upgrade_from_v3_closes_what_sql_alone_opened_and_keeps_the_rows(
     finally:
         with connect(pg_server, autocommit=True) as admin:
             admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_db_upgrade_takes_create_away_from_the_application_role(
+    pg_server: str, tmp_path: Path
+) -> None:
+    """PostgreSQL before 15 lets PUBLIC create in schema public: upgrade revokes that; a
+    CREATE the role holds through another role, upgrade cannot take: it refuses."""
+    role, helper = f"remem_app_{secrets.token_hex(4)}", f"remem_ddl_{secrets.token_hex(4)}"
+    try:
+        with postgres_server.fresh_database(pg_server, schema=False) as owner_url:
+            app_url = f"postgresql://{role}@{owner_url.split('@', 1)[1]}"
+            upgrade = [
+                *("--data", app_url, "db", "upgrade", "--owner-url", owner_url),
+                *("--app-role", role, "--scope-key-file", str(tmp_path / "scope.key")),
+            ]
+            with connect(owner_url, autocommit=True) as owner:
+                owner.execute(f'CREATE ROLE "{role}" LOGIN')
+                owner.execute("GRANT CREATE ON SCHEMA public TO PUBLIC")
+            result = CliRunner().invoke(main, upgrade)
+            assert result.exit_code == 0, result.output
+            assert "revoked CREATE on schema public from PUBLIC" in result.output
+            with connect(app_url, autocommit=True) as app:
+                assert app.execute(
+                    "SELECT has_schema_privilege('public', 'CREATE')"
+                ).fetchone() == (False,)
+            with connect(owner_url, autocommit=True) as owner:
+                owner.execute(f'CREATE ROLE "{helper}"')
+                owner.execute(f'GRANT CREATE ON SCHEMA public TO "{helper}"')
+                owner.execute(f'GRANT "{helper}" TO "{role}"')
+            result = CliRunner().invoke(main, upgrade)
+            assert result.exit_code != 0
+            assert f"role {role} may still CREATE in schema public" in result.output
+    finally:
+        with connect(pg_server, autocommit=True) as admin:
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+            admin.execute(f'DROP ROLE IF EXISTS "{helper}"')

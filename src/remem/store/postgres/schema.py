@@ -184,10 +184,7 @@ _MESSAGE = " || '\\x00'::bytea || ".join(
     f"convert_to({part}, 'UTF8')"
     for part in [
         CHALLENGE,
-        *(
-            f"coalesce(current_setting('remem.{n}', true), '')"
-            for n in ("agent", "user", "channel")
-        ),
+        *(f"coalesce(current_setting('remem.{n}', true), '')" for n in _SIGNED),
     ]
 )
 #: The setting ``remem.<setting>`` when ``remem.sig`` is the HMAC-SHA256 of the challenge
