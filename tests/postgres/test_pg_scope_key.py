@@ -8,7 +8,12 @@ with the key, works on both."""
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +23,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from http_server import free_port
 from postgres.test_pg_rls import fill_every_table
 from remem import Memory, RunContext
 from remem.cli import main
@@ -360,3 +366,67 @@ def test_db_upgrade_takes_create_away_from_the_application_role(
         with connect(pg_server, autocommit=True) as admin:
             admin.execute(f'DROP ROLE IF EXISTS "{role}"')
             admin.execute(f'DROP ROLE IF EXISTS "{helper}"')
+
+
+@pytest.fixture
+def bouncer(app_db: tuple[str, str]) -> Iterator[str]:
+    """The application role's URL through pgbouncer in transaction mode, with ONE server
+    connection: every client's transaction runs on the same backend, one after another."""
+    binary = shutil.which("pgbouncer")
+    if binary is None:
+        pytest.skip("pgbouncer is not installed (apt-get install pgbouncer)")
+    _, app_url = app_db
+    info = psycopg_modules()[0].conninfo.conninfo_to_dict(app_url)
+    role, port = str(info["user"]), free_port()
+    top = Path(tempfile.mkdtemp(prefix="remem-pgbouncer-"))  # readable by nobody, see below
+    (top / "users.txt").write_text(f'"{role}" ""\n')
+    (top / "pgbouncer.ini").write_text(
+        f"[databases]\n* = host={info['host']} port={info.get('port', 5432)}\n"
+        f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\nunix_socket_dir =\n"
+        f"auth_type = trust\nauth_file = {top / 'users.txt'}\npool_mode = transaction\n"
+        "default_pool_size = 1\nmax_client_conn = 20\n"
+        "ignore_startup_parameters = extra_float_digits\n"
+    )
+    argv = [binary, str(top / "pgbouncer.ini")]
+    if os.geteuid() == 0:  # pgbouncer refuses to run as root: it becomes nobody
+        os.chmod(top, 0o755)
+        argv[1:1] = ["-u", "nobody"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert proc.poll() is None and time.monotonic() < deadline, "pgbouncer did not start"
+            time.sleep(0.05)
+        yield f"postgresql://{role}@127.0.0.1:{port}/{info['dbname']}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_behind_pgbouncer_in_transaction_mode_the_service_reads_and_no_key_reads_nothing(
+    filled: str, bouncer: str
+) -> None:
+    """The service's signed transactions work through a transaction pooler; a client of
+    the same pool, handed the very backend the service just used, opens nothing with what
+    it sets or replays, and what it leaves on that backend (session settings, a temporary
+    table shadowing remem's) changes nothing for the service's next transaction."""
+    backend = PgBackend(bouncer)
+    try:
+        replays = _service_settings(backend)
+        with backend.pool.scoped(AGENTS[0]) as conn:
+            used = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            rows = _count(conn, "remem_events")
+        # No named prepared statements of its own (pgbouncer before 1.21 would hand them to
+        # the service's next transaction on this backend, and psycopg's names collide).
+        with connect(bouncer, autocommit=True, prepare_threshold=None) as attacker:
+            assert attacker.execute("SELECT pg_backend_pid()").fetchone() == (used,)
+            _reads_nothing(attacker, _attempts(replays))
+            attacker.execute("SELECT set_config('remem.agent', %s, false)", (AGENTS[1],))
+            attacker.execute("SELECT set_config('search_path', 'pg_temp, public', false)")
+            attacker.execute("CREATE TEMP TABLE remem_events (LIKE public.remem_events)")
+        with backend.pool.scoped(AGENTS[0]) as conn:
+            assert conn.execute("SELECT pg_backend_pid()").fetchone() == (used,)
+            assert _count(conn, "remem_events") == rows  # remem's table, alice's rows
+    finally:
+        backend.close()
