@@ -372,7 +372,7 @@ def test_db_upgrade_takes_create_away_from_the_application_role(
 def bouncer(app_db: tuple[str, str]) -> Iterator[str]:
     """The application role's URL through pgbouncer in transaction mode, with ONE server
     connection: every client's transaction runs on the same backend, one after another."""
-    binary = shutil.which("pgbouncer")
+    binary = shutil.which("pgbouncer", path=os.environ.get("PATH", "") + ":/usr/sbin")
     if binary is None:
         pytest.skip("pgbouncer is not installed (apt-get install pgbouncer)")
     _, app_url = app_db
