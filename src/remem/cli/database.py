@@ -91,12 +91,6 @@ def _upgrade(
             app_role = _user_of(data)
             owner = conn.execute("SELECT current_user").fetchone()[0]
             app_role = None if app_role == owner else app_role
-        if app_role is not None and key_file is None:
-            raise InvalidInput(
-                f"the application role {app_role} reads no row without the scope key: name "
-                "the file for the service's copy with --scope-key-file PATH (or "
-                "$REMEM_SCOPE_KEY_FILE), then set REMEM_SCOPE_KEY_FILE=PATH for the service"
-            )
         for line in upgrade(conn, app_role, key_file):
             click.echo(line)
         conn.commit()

@@ -40,7 +40,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from remem.errors import StoreError
+from remem.errors import InvalidInput, StoreError
 from remem.store.postgres.scope_key import CHALLENGE, provision, quote_ident
 
 #: The layout of this code's tables; bumped with every change of them.
@@ -320,6 +320,12 @@ def upgrade(conn: Any, app_role: str | None, key_file: Path | None = None) -> li
             raise StoreError(
                 f"role {app_role} is a superuser or has BYPASSRLS: row-level security would "
                 "not apply to it; name a plain role as --app-role"
+            )
+        if key_file is None:
+            raise InvalidInput(
+                f"the application role {app_role} reads no row without the scope key: name "
+                "the file for the service's copy with --scope-key-file PATH (or "
+                "$REMEM_SCOPE_KEY_FILE), then set REMEM_SCOPE_KEY_FILE=PATH for the service"
             )
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('remem db upgrade'))")
