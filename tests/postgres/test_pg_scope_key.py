@@ -3,8 +3,9 @@ application role's credentials and no scope key reads no row of any table, whate
 settings it sets — forged ones, the reserved scopes, and a real service transaction's
 signed settings replayed as a statement log shows them (in another session, and in a
 later transaction of the very backend the service used, as a transaction pooler would
-hand it over) — on the primary and on a hot standby. The service itself, as that role
-with the key, works on both."""
+hand it over) — on the primary, on a hot standby, and behind pgbouncer in transaction
+mode. The service itself, as that role with the key, works on all three. Also: upgrade
+from schema v3, CREATE taken from the role, one check per statement."""
 
 from __future__ import annotations
 
