@@ -17,6 +17,7 @@ pytest.importorskip(
 from remem.cli import main
 from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect
+from remem.store.postgres.scope_key import KEY_FILE_ENV
 from remem.testing import postgres_server
 
 
@@ -49,19 +50,27 @@ def _as(url: str, user: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def app_db(pg_server: str) -> Iterator[tuple[str, str]]:
-    """A database upgraded by its owner for an application role: (owner URL, app URL)."""
+def app_db(pg_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A database upgraded by its owner for an application role: (owner URL, app URL).
+    The scope key's service copy is in ``$REMEM_SCOPE_KEY_FILE`` while the module runs
+    (as it is for a service connecting as the application role)."""
     role = f"remem_app_{secrets.token_hex(4)}"
+    key_file = tmp_path_factory.mktemp("scope") / "scope.key"
     with postgres_server.fresh_database(pg_server, schema=False) as owner_url:
         app_url = _as(owner_url, role)
         result = CliRunner().invoke(
             main,
-            ["--data", app_url, "db", "upgrade", "--owner-url", owner_url, "--app-role", role],
+            [
+                *("--data", app_url, "db", "upgrade", "--owner-url", owner_url),
+                *("--app-role", role, "--scope-key-file", str(key_file)),
+            ],
         )
         assert result.exit_code == 0, result.output
         assert f"row-level security applies to {role}" in result.output
         try:
-            yield owner_url, app_url
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv(KEY_FILE_ENV, str(key_file))
+                yield owner_url, app_url
         finally:
             with connect(pg_server, autocommit=True) as admin:
                 admin.execute(

@@ -23,6 +23,7 @@ from remem.errors import NotFound
 from remem.http.member_wall import check_member_result
 from remem.recall import engine as recall_engine
 from remem.store.base import MemberWall
+from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect
 from remem.testing import postgres_server
 from test_member_links import exchange, request
@@ -72,40 +73,38 @@ def _events(conn: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _settings(conn: Any, agent: str, user: str, channel: str) -> None:
-    conn.execute(
-        "SELECT set_config('remem.agent', %s, false), set_config('remem.user', %s, false), "
-        "set_config('remem.channel', %s, false)",
-        (agent, user, channel),
-    )
-
-
 def test_under_an_agent_and_a_member_events_return_only_that_members_rows(
     app_db: tuple[str, str], notes: dict[str, str]
 ) -> None:
     _, app_url = app_db
+    backend = PgBackend(app_url)  # the application role, signing its scopes
+
+    def scoped(agent: str, user: str, channel: str) -> list[dict[str, Any]]:
+        with backend.pool.scoped(agent, user=user, channel=channel) as conn:
+            return _events(conn)
+
     with connect(app_url, autocommit=True) as conn:
         assert conn.execute(
             "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
         ).fetchone() == (False, False)
-        _settings(conn, AGENT, "", "")
-        every = _events(conn)  # the agent policy alone: all of alice_bot's rows
+    try:
+        every = scoped(AGENT, "", "")  # the agent policy alone: all of alice_bot's rows
         assert {r["agent"] for r in every} == {AGENT}
         assert {r["note_id"] for r in every} >= {notes[k] for k in notes if k != "other_agent_m"}
         assert any(r["note_id"] is None for r in every)  # the channel policy's event
         for who, own in ((M, {"m_user", "m_dm"}), (N, {"n_user", "n_dm", "moved_to_n"})):
-            _settings(conn, AGENT, who.member, who.channel)
-            rows = _events(conn)
+            rows = scoped(AGENT, who.member, who.channel)
             assert {r["agent"] for r in rows} == {AGENT}
             assert {r["note_id"] for r in rows} == {notes[k] for k in own | {"agent"}}
             # Every row of those notes (the pin of m's note included), and no other row.
             assert len(rows) == sum(
                 1 for r in every if r["note_id"] in {x["note_id"] for x in rows}
             )
-        _settings(conn, "", "m", "dm-m")
-        assert _events(conn) == []  # an empty agent setting still admits nothing
-        _settings(conn, OTHER_AGENT, "m", "dm-m")
-        assert {r["note_id"] for r in _events(conn)} == {notes["other_agent_m"]}
+        assert scoped("", "m", "dm-m") == []  # an empty agent still admits nothing
+        rows = scoped(OTHER_AGENT, "m", "dm-m")
+        assert {r["note_id"] for r in rows} == {notes["other_agent_m"]}
+    finally:
+        backend.close()
 
 
 def test_the_backend_answers_which_notes_a_member_may_read(
@@ -191,7 +190,7 @@ def test_upgrade_from_v2_gives_every_note_row_its_current_scope(pg_server: str) 
                 "LANGUAGE sql AS 'SELECT 2'"
             )
         result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
-        assert "schema at v3 (was 2)" in result.output, result.output
+        assert "schema at v4 (was 2)" in result.output, result.output
         with connect(admin_url, autocommit=True) as admin:
             rows = admin.execute(
                 "SELECT note_id, note_scope, note_scope_id FROM remem_events"

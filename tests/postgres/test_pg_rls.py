@@ -17,7 +17,7 @@ from remem.store.postgres.schema import POLICIES
 from remem.testing import postgres_server
 
 
-def _fill(app_url: str) -> None:
+def fill_every_table(app_url: str) -> None:
     """Two agents with a row in every table they have (through the service's code)."""
     with Memory.open(app_url) as mem:
         for agent in ("alice_bot", "bob_bot"):
@@ -46,12 +46,12 @@ def _rows(conn: Any, table: str) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def test_under_an_agents_setting_every_table_returns_only_its_rows(
+def test_under_an_agents_signed_scope_every_table_returns_only_its_rows(
     app_db: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     owner_url, app_url = app_db
     monkeypatch.setenv("REMEM_KEY_FILE", str(tmp_path / "kek.json"))  # rows in remem_keys
-    _fill(app_url)
+    fill_every_table(app_url)
     with connect(app_url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
@@ -61,23 +61,23 @@ def test_under_an_agents_setting_every_table_returns_only_its_rows(
             "SELECT count(*) FROM pg_tables WHERE tableowner = current_user"
         ).fetchone()
         assert owned == (0,)
+    monkeypatch.delenv("REMEM_KEY_FILE")  # no ledger re-applied at this open
+    backend = PgBackend(app_url)  # as the application role, with the scope key's file
+    try:
         for agent in ("alice_bot", "bob_bot"):
-            conn.execute("SELECT set_config('remem.agent', %s, false)", (agent,))
+            with backend.pool.scoped(agent) as conn:
+                for table in POLICIES:
+                    rows = _rows(conn, table)
+                    if table == "remem_records":
+                        assert rows == []  # the service's records belong to no agent
+                        continue
+                    assert rows, f"{agent} has rows in {table}: the test must see some"
+                    assert {r["agent"] for r in rows} == {agent}, table
+        with backend.pool.scoped("") as conn:  # an empty agent, signed, admits nothing
             for table in POLICIES:
-                rows = _rows(conn, table)
-                if table == "remem_records":
-                    assert rows == []  # the service's records belong to no agent
-                    continue
-                assert rows, f"{agent} has rows in {table}: the test must see some"
-                assert {r["agent"] for r in rows} == {agent}, table
-        for unset in ("", None):
-            if unset is None:
-                conn.close()
-                conn = connect(app_url, autocommit=True)
-            else:
-                conn.execute("SELECT set_config('remem.agent', '', false)")
-            for table in POLICIES:
-                assert _rows(conn, table) == [], f"{table} with setting {unset!r}"
+                assert _rows(conn, table) == [], table
+    finally:
+        backend.close()
     # The owner (a superuser here) sees both: the rows are there, RLS hid them.
     with connect(owner_url, autocommit=True) as conn:
         agents = {r[0] for r in conn.execute("SELECT agent FROM remem_events").fetchall()}
@@ -89,14 +89,21 @@ def test_the_app_role_cannot_write_another_agents_rows_nor_lift_the_wall(
 ) -> None:
     _, app_url = app_db
     psycopg, _ = psycopg_modules()
-    with connect(app_url, autocommit=True) as conn:
-        conn.execute("SELECT set_config('remem.agent', 'alice_bot', false)")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+    backend = PgBackend(app_url)
+    try:
+        refused = psycopg.errors.InsufficientPrivilege
+        with (
+            backend.pool.scoped("alice_bot") as conn,  # alice's scope, signed
+            pytest.raises(refused, match="row-level security"),
+        ):
             conn.execute("INSERT INTO remem_rules VALUES ('bob_bot', 'tone', 'Be rude.')")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="owner"):
+        with backend.pool.scoped("alice_bot") as conn, pytest.raises(refused, match="owner"):
             conn.execute("ALTER TABLE remem_events DISABLE ROW LEVEL SECURITY")
-        gone = conn.execute("DELETE FROM remem_rules WHERE agent = 'bob_bot'").rowcount
-        assert gone == 0
+        with backend.pool.scoped("alice_bot") as conn:
+            gone = conn.execute("DELETE FROM remem_rules WHERE agent = 'bob_bot'").rowcount
+            assert gone == 0
+    finally:
+        backend.close()
 
 
 def test_the_service_works_as_the_application_role(app_db: tuple[str, str]) -> None:
@@ -112,10 +119,10 @@ def test_upgrade_without_options_works_and_says_rls_is_only_advisory(pg_server: 
     with postgres_server.fresh_database(pg_server, schema=False) as url:
         result = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
         assert result.exit_code == 0, result.output
-        assert "schema at v3 (was none)" in result.output
+        assert "schema at v4 (was none)" in result.output
         assert "row-level security is only advisory" in result.output
         again = CliRunner().invoke(main, ["--data", url, "db", "upgrade"])
-        assert "schema at v3 (was 3)" in again.output
+        assert "schema at v4 (was 4)" in again.output
         with Memory.open(url) as mem:
             assert mem.agents() == []
 

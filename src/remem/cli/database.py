@@ -1,8 +1,10 @@
 """``remem db upgrade``: create or update the PostgreSQL tables, their row-level security
-and the application role's grants (:mod:`remem.store.postgres.schema`)."""
+and the application role's grants (:mod:`remem.store.postgres.schema`), and both copies
+of the scope key (:mod:`remem.store.postgres.scope_key`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -34,18 +36,33 @@ def db_group() -> None:
     help="The role the service connects as (no table ownership, no BYPASSRLS): it gets "
     "the grants; created when missing. Default: --data's user when --owner-url differs.",
 )
+@click.option(
+    "--scope-key-file",
+    metavar="PATH",
+    envvar="REMEM_SCOPE_KEY_FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where the service's copy of the scope key goes (written 0600 when absent, checked "
+    "when present); the service reads it from $REMEM_SCOPE_KEY_FILE. Needed with an "
+    "application role. Default: $REMEM_SCOPE_KEY_FILE.",
+)
 @pass_ctx
 @handle_errors
-def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
+def db_upgrade(
+    obj: Ctx, owner_url: str | None, app_role: str | None, scope_key_file: Path | None
+) -> None:
     """Create or update remem's tables, row-level security policies and the application
-    role's grants, as the role that is to own the tables. The service then connects as
-    the application role; without one (a developer's server where the service's role owns
-    everything) row-level security is only advisory, and this says so.
+    role's grants, as the role that is to own the tables, and the scope key that signs
+    every transaction's scope: the database's copy (an owner-only table) and the service's
+    (--scope-key-file). The service then connects as the application role with
+    REMEM_SCOPE_KEY_FILE set to that file; without the key, the role reads no row. Without
+    an application role (a developer's server where the service's role owns everything)
+    row-level security is only advisory, and this says so.
 
     \b
     Example:
       remem --data postgresql://postgres@127.0.0.1/remem db upgrade
-      remem --data postgresql://app@127.0.0.1/remem db upgrade --owner-url postgresql://postgres@127.0.0.1/remem
+      remem --data postgresql://app@127.0.0.1/remem db upgrade \
+        --owner-url postgresql://postgres@127.0.0.1/remem --scope-key-file /etc/remem/scope.key
     """
     from remem.store.postgres.connect import connect, db_error, psycopg_modules, redact
 
@@ -57,23 +74,29 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
         )
     psycopg, _ = psycopg_modules()
     try:
-        _upgrade(connect(target), data, owner_url, app_role)
+        _upgrade(connect(target), data, owner_url, app_role, scope_key_file)
     except psycopg.Error as exc:
         raise db_error(exc, target) from None
     click.echo(f"ready: remem serve --data {redact(data or target)}")
 
 
-def _upgrade(conn: Any, data: str, owner_url: str | None, app_role: str | None) -> None:
-    from remem.store.postgres.schema import rls_effect, upgrade
+def _upgrade(
+    conn: Any, data: str, owner_url: str | None, app_role: str | None, key_file: Path | None
+) -> None:
+    from remem.store.postgres.schema import rls_effect, tables_schema, upgrade
+    from remem.store.postgres.scope_key import write_copy
 
     with conn:
         if app_role is None and owner_url and data.startswith(POSTGRES_SCHEMES):
             app_role = _user_of(data)
             owner = conn.execute("SELECT current_user").fetchone()[0]
             app_role = None if app_role == owner else app_role
-        for line in upgrade(conn, app_role):
+        for line in upgrade(conn, app_role, key_file):
             click.echo(line)
         conn.commit()
+        if key_file is not None:
+            click.echo(write_copy(conn, tables_schema(conn), key_file))
+            conn.commit()
         click.echo(rls_effect(conn, app_role))
 
 
@@ -99,8 +122,6 @@ def migrate_cmd(source: str, target: str) -> None:
     Example:
       remem migrate --from ./remem-data --to postgresql://remem@127.0.0.1/remem
     """
-    from pathlib import Path
-
     from remem.store.jsonl import JsonlBackend
     from remem.store.postgres.backend import PgBackend
     from remem.store.postgres.migrate import migrate

@@ -6,7 +6,8 @@ else one of our own (``initdb`` and ``pg_ctl`` in a temporary directory, run as
 :func:`fresh_database` a new database on it with the remem schema, dropped afterwards.
 :func:`unavailable` says why neither is possible (no server answers and no PostgreSQL
 binaries are installed), for a test to skip with that reason. ``$REMEM_TEST_PG`` names
-another server (``own``: start one even though 5432 answers). Ships without a pytest dependency.
+another server (``own``: start one even though 5432 answers). :func:`primary_and_standby`
+starts a primary and a hot standby of our own. Ships without a pytest dependency.
 """
 
 from __future__ import annotations
@@ -102,36 +103,64 @@ def _own_server() -> Iterator[str]:
     if bin_dir is None:
         raise RuntimeError(unavailable() or "no PostgreSQL binaries")
     top = Path(tempfile.mkdtemp(prefix="remem-pg-"))
-    data, port = top / "data", _free_port()
+    try:
+        with _cluster(bin_dir, top, "data", [str(bin_dir / "initdb"), "-U", "postgres"]) as url:
+            yield url
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@contextmanager
+def _cluster(bin_dir: Path, top: Path, name: str, create: list[str]) -> Iterator[str]:
+    """Create a cluster in ``top/name`` with ``create`` (given ``-D``), start it on a free
+    port, yield its URL, stop it."""
+    data, port, run = top / name, _free_port(), _as_postgres_user
     if os.geteuid() == 0:
         os.chown(top, _uid("nobody"), -1)
-    run = _as_postgres_user
+    # Throwaway clusters: nothing synced to disk, and stopped without a checkpoint.
+    extra = ["--auth=trust", "-E", "UTF8"] if create[0].endswith("initdb") else []
     subprocess.run(
-        run(
-            [
-                str(bin_dir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-            ]
-        ),
+        run([*create, "-D", str(data), "--no-sync", *extra]),
         check=True,
         capture_output=True,
         timeout=120,
     )
     options = f"-p {port} -k {top} -c listen_addresses=127.0.0.1 -c fsync=off"
-    pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(top / "log"), "-w"]
+    log = str(top / f"{name}.log")
+    pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", log, "-w"]
     subprocess.run(
         run([*pg_ctl, "-o", options, "start"]), check=True, capture_output=True, timeout=120
     )
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run(run([*pg_ctl, "-m", "fast", "stop"]), capture_output=True, timeout=120)
+        subprocess.run(run([*pg_ctl, "-m", "immediate", "stop"]), capture_output=True, timeout=120)
+
+
+def standby_unavailable() -> str | None:
+    """Why :func:`primary_and_standby` cannot run here (``None``: it can)."""
+    bin_dir = binaries()
+    if bin_dir is None or not (bin_dir / "pg_basebackup").exists():
+        return "no PostgreSQL binaries (initdb, pg_ctl, pg_basebackup) are installed"
+    return None
+
+
+@contextmanager
+def primary_and_standby() -> Iterator[tuple[str, str]]:
+    """A primary of our own and a hot standby streaming from it (``pg_basebackup -R``,
+    read-only): their URLs. Both stopped and removed at the end."""
+    bin_dir = binaries()
+    if bin_dir is None or standby_unavailable():
+        raise RuntimeError(standby_unavailable() or "no PostgreSQL binaries")
+    top = Path(tempfile.mkdtemp(prefix="remem-pg-"))
+    try:
+        with _cluster(bin_dir, top, "primary", [str(bin_dir / "initdb"), "-U", "postgres"]) as one:
+            port = one.rsplit(":", 1)[1].split("/")[0]
+            backup = [str(bin_dir / "pg_basebackup"), "-h", "127.0.0.1", "-p", port]
+            backup += ["-U", "postgres", "-R", "-X", "stream", "-c", "fast"]
+            with _cluster(bin_dir, top, "standby", backup) as two:
+                yield one, two
+    finally:
         shutil.rmtree(top, ignore_errors=True)
 
 

@@ -4,9 +4,11 @@ service's records, in one database that several service hosts share.
 ``Memory.open("postgresql://user@host/db")`` opens it (:mod:`remem.store.open`);
 ``remem db upgrade`` creates its tables first (:mod:`remem.store.postgres.schema`),
 and every open checks their version. Each transaction names its agent (or one of the
-reserved scopes) for row-level security; every method that takes an agent name checks
-it first (:func:`remem.core.names.check_agent`), so no transaction is ever opened under
-a reserved scope's name (``#config``...) on behalf of an input. The catalog snapshot is kept in
+reserved scopes), signed with the scope key, for row-level security: the database's
+copy when this role may read it (the tables' owner), else ``$REMEM_SCOPE_KEY_FILE``.
+Every method that takes an agent name checks it first
+(:func:`remem.core.names.check_agent`), so no transaction is ever opened under a reserved
+scope's name (``#config``...) on behalf of an input. The catalog snapshot is kept in
 ``remem_caches`` (:mod:`remem.store.postgres.cache`); other caches stay in memory.
 """
 
@@ -21,14 +23,20 @@ from typing import Any
 import orjson
 
 from remem.core.names import check_agent
-from remem.errors import Conflict, InvalidInput, NotFound
+from remem.errors import Conflict, InvalidInput, NotFound, StoreError
 from remem.store.config import ConfigRecord, _next_version, check_names
 from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
 from remem.store.postgres.connect import Pool, db_error, redact
 from remem.store.postgres.events import PgEventLog
 from remem.store.postgres.keyring import Keyring
-from remem.store.postgres.schema import CONFIG_SCOPE, DIRECTORY_SCOPE, check_version
+from remem.store.postgres.schema import (
+    CONFIG_SCOPE,
+    DIRECTORY_SCOPE,
+    check_version,
+    tables_schema,
+)
+from remem.store.postgres.scope_key import KEY_FILE_ENV, database_copy, read_file
 from remem.store.postgres.traces import PgTraceLog
 from remem.store.rules import check_rule_name
 
@@ -43,6 +51,10 @@ class PgBackend:
         try:
             with self.pool.connection() as conn:
                 check_version(conn, self.url)
+                schema = tables_schema(conn)
+                key = database_copy(conn, schema)
+            self.pool.sign_with(key or self._service_key(), schema)
+            self._check_key()
         except self.pool.errors as exc:
             self.pool.close()
             raise db_error(exc, self.url) from None
@@ -52,6 +64,28 @@ class PgBackend:
         key_file = os.environ.get("REMEM_KEY_FILE")
         #: Seals note text under per-subject keys when a key file is configured.
         self.keyring = None if not key_file else Keyring(self.pool, Path(key_file))
+
+    def _service_key(self) -> bytes:
+        """The service's copy of the scope key (this role may not read the database's)."""
+        path = os.environ.get(KEY_FILE_ENV)
+        if not path:
+            raise StoreError(
+                f"{self.url}: row-level security needs the scope key, and this role may not "
+                f"read the database's copy; set {KEY_FILE_ENV} to the file that `remem db "
+                "upgrade --scope-key-file` wrote"
+            )
+        return read_file(Path(path))
+
+    def _check_key(self) -> None:
+        """Refuse a key that is not this database's (every row would stay hidden)."""
+        with self.pool.scoped(DIRECTORY_SCOPE) as conn:
+            seen = conn.execute("SELECT remem_scope('agent')").fetchone()[0]
+        if seen != DIRECTORY_SCOPE:
+            raise StoreError(
+                f"{self.url}: the scope key in ${KEY_FILE_ENV} is not this database's (row-level "
+                "security would hide every row); copy the file `remem db upgrade "
+                "--scope-key-file` wrote for this database"
+            )
 
     def watch(self, agent: str, wake: threading.Event) -> None:
         """Set ``wake`` when any host commits events of ``agent`` (a wake-up only: read

@@ -1,8 +1,12 @@
 """Connections to PostgreSQL: psycopg imported lazily, a pool, a transaction per agent.
 
-Every transaction names its agent first (``set_config('remem.agent', agent, true)``,
-local to the transaction): the row-level security policies of
-:mod:`remem.store.postgres.schema` admit that agent's rows and no others.
+Every transaction names its agent first, signed (:meth:`Pool.set_scope`; settings local
+to the transaction): the row-level security policies of
+:mod:`remem.store.postgres.schema` admit that agent's rows and no others, and nothing to
+a transaction whose scope is not signed with the scope key
+(:mod:`remem.store.postgres.scope_key`). The pool's connections are in autocommit mode:
+a transaction begins in the statement that fetches its challenge, so signing costs no
+round trip more than psycopg's own ``BEGIN`` did.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from remem.errors import InvalidInput, StoreError
+from remem.store.postgres.scope_key import CHALLENGE, quote_ident, sign
 
 #: Connections one backend keeps at most (each writing agent holds one for its write).
 POOL_MAX = 16
@@ -52,12 +57,17 @@ def connect(url: str, **kwargs: Any) -> Any:
         raise db_error(exc, url) from None
 
 
-def set_scope(conn: Any, agent: str, **settings: str) -> None:
-    """Name this transaction's agent (``remem.agent``) and any other row-level-security
-    setting (``user``, ``channel`` → ``remem.user``, ``remem.channel``), in one round trip."""
-    values = {"agent": agent, **settings}
-    calls = ", ".join(f"set_config('remem.{name}', %s, true)" for name in values)
-    conn.execute(f"SELECT {calls}", tuple(values.values()))
+#: Begins a transaction and reads its challenge.
+_BEGIN = f"BEGIN; SELECT {CHALLENGE}".encode()
+#: The scope of a transaction, in one statement (``pg_catalog.`` and the path: nothing an
+#: application role made is resolved instead of remem's own).
+_SET_SCOPE = (
+    "SELECT pg_catalog.set_config('search_path', %s, true), "
+    "pg_catalog.set_config('remem.agent', %s, true), "
+    "pg_catalog.set_config('remem.user', %s, true), "
+    "pg_catalog.set_config('remem.channel', %s, true), "
+    "pg_catalog.set_config('remem.sig', %s, true)"
+)
 
 
 class Pool:
@@ -69,20 +79,49 @@ class Pool:
         self.errors: type[BaseException] = psycopg.Error
         try:
             self._pool = pool_mod.ConnectionPool(
-                url, min_size=1, max_size=max_size, open=True, timeout=60.0
+                url,
+                min_size=1,
+                max_size=max_size,
+                open=True,
+                timeout=60.0,
+                kwargs={"autocommit": True},  # set_scope begins each transaction
             )
             self._pool.wait(timeout=30.0)
         except (psycopg.Error, pool_mod.PoolTimeout) as exc:
             raise db_error(exc, url) from None
+        self._key: bytes | None = None
+        self._path = ""
+        self._psycopg = psycopg
+        self._tuples_ok = psycopg.pq.ExecStatus.TUPLES_OK
+
+    def sign_with(self, key: bytes, schema: str) -> None:
+        """Sign every scope with ``key``, for the tables in ``schema``."""
+        self._key = key
+        self._path = f"{quote_ident(schema)}, pg_temp"
+
+    def set_scope(self, conn: Any, agent: str, *, user: str = "", channel: str = "") -> None:
+        """Begin a transaction on ``conn`` and name its agent (``remem.agent``) and, on the
+        member read path, the member and their DM channel (``remem.user``,
+        ``remem.channel``), signed for this transaction alone: two round trips, as
+        ``BEGIN`` and the unsigned settings took before."""
+        if self._key is None:
+            raise StoreError("the pool has no scope key yet (PgBackend arms it at open)")
+        # Straight through libpq (one simple query, its last result): psycopg's cursor
+        # machinery cost as much client time as the rest of the transaction's start.
+        result = conn.pgconn.exec_(_BEGIN)
+        if result.status != self._tuples_ok:
+            raise self._psycopg.errors.error_from_result(result, encoding="utf-8")
+        sig = sign(self._key, result.get_value(0, 0).decode(), agent, user, channel)
+        conn.execute(_SET_SCOPE, (self._path, agent, user, channel, sig))
 
     @contextmanager
-    def scoped(self, scope: str, **settings: str) -> Iterator[Any]:
+    def scoped(self, scope: str, *, user: str = "", channel: str = "") -> Iterator[Any]:
         """A connection in a transaction that sees ``scope``'s rows (and, with ``user`` and
-        ``channel``, only that member's: :func:`set_scope`); committed at the end (rolled
+        ``channel``, only that member's: :meth:`set_scope`); committed at the end (rolled
         back on an exception)."""
         try:
             with self._pool.connection() as conn:
-                set_scope(conn, scope, **settings)
+                self.set_scope(conn, scope, user=user, channel=channel)
                 yield conn
         except self.errors as exc:
             raise db_error(exc, self.url) from None

@@ -36,7 +36,7 @@ from remem.core.model import Scope
 from remem.errors import Conflict, NotFound, StoreError
 from remem.store.base import Batch, TornTail, Visitor
 from remem.store.postgres.changes import notify
-from remem.store.postgres.connect import Pool, db_error, set_scope
+from remem.store.postgres.connect import Pool, db_error
 from remem.store.postgres.keyring import Keyring, seal, unseal
 
 #: Bytes of event JSON a handle keeps for :meth:`PgEventLog.read_at` (what the page cache
@@ -80,7 +80,7 @@ class PgEventLog:
     """A handle on one agent's events; see the module docstring and :mod:`remem.store.base`."""
 
     def __init__(self, pool: Pool, agent: str, keyring: Keyring | None = None) -> None:
-        self._pool = pool
+        self.pool = pool
         self.agent = agent
         self.keyring = keyring
         self._generation: int | None = None  # of what this handle read (None: nothing yet)
@@ -110,7 +110,7 @@ class PgEventLog:
         if txn is not None and self._owner == threading.get_ident():
             yield txn.connection()
         else:
-            with self._pool.scoped(self.agent) as conn:
+            with self.pool.scoped(self.agent) as conn:
                 yield conn
 
     def _unread(self, conn: Any) -> tuple[list[dict[str, Any]], bool]:
@@ -241,7 +241,7 @@ class PgEventLog:
     def transaction(
         self, visit: Visitor | None = None, on_reset: Callable[[], None] | None = None
     ) -> Iterator[_PgTxn]:
-        with self._pool.connection() as conn:
+        with self.pool.connection() as conn:
             txn = _PgTxn(self, conn)
             self._txn, self._owner = txn, threading.get_ident()
             try:
@@ -257,9 +257,9 @@ class PgEventLog:
                     txn.caught_up = Batch([], reset)
                 yield txn
                 txn.finish()
-            except self._pool.errors as exc:
+            except self.pool.errors as exc:
                 conn.rollback()
-                raise db_error(exc, self._pool.url) from None
+                raise db_error(exc, self.pool.url) from None
             except BaseException:
                 conn.rollback()
                 raise
@@ -346,7 +346,7 @@ class _PgTxn:
             return
         conn, agent = self._conn, self._log.agent
         self._scopes, self._moved = {}, set()  # another host may have moved a note since
-        set_scope(conn, agent)
+        self._log.pool.set_scope(conn, agent)
         lock = "SELECT last_seq FROM remem_agents WHERE agent = %s FOR UPDATE"
         row = conn.execute(lock, (agent,)).fetchone()
         if row is None:

@@ -9,17 +9,26 @@ refuses a database of another version with what to do about it.
 
 Row-level security is the second wall behind the service's own authorization:
 every table is ``FORCE ROW LEVEL SECURITY`` (its owner included) and its policy
-admits the rows of the agent named by the transaction's setting ``remem.agent``
-(set with ``set_config(..., true)`` by every transaction of the backend); an
-empty or absent setting admits nothing. Two reserved settings, which no agent
-name can take (agent names never contain ``#``): :data:`CONFIG_SCOPE` reads and
-writes the service's records (tokens, member links, sessions, slots: they
-belong to no single agent), :data:`DIRECTORY_SCOPE` reads the agent names
-(``remem_agents`` holds names and counters, no content) and :data:`KEYRING_SCOPE`
-re-wraps the wrapped data keys at a KEK rotation (:mod:`remem.store.postgres.keyring`).
+admits the rows of the agent named by the transaction's scope. Since v4 the scope is
+signed (:mod:`remem.store.postgres.scope_key`): the policies read it only through
+``remem_scope(name)``, a ``STABLE SECURITY DEFINER`` function (``search_path =
+pg_catalog, pg_temp``, every name in it schema-qualified) called once per statement as
+``(SELECT remem_scope('agent'))``, which answers the setting ``remem.<name>`` only when
+``remem.sig`` is this transaction's HMAC of it under the key in ``remem_scope_key`` (a
+table the application role cannot read), and NULL otherwise, which admits nothing. So a
+connection without the key reads no row, whatever it sets. An empty agent admits
+nothing. Three reserved agents, which no agent name can take (agent names never contain
+``#``): :data:`CONFIG_SCOPE` reads and writes the service's records (tokens, member
+links, sessions, slots: they belong to no single agent), :data:`DIRECTORY_SCOPE` reads
+the agent names (``remem_agents`` holds names and counters, no content) and
+:data:`KEYRING_SCOPE` re-wraps the wrapped data keys at a KEK rotation
+(:mod:`remem.store.postgres.keyring`). The application role may create nothing in the
+tables' schema nor in the database (:func:`upgrade` revokes it and checks), and each
+transaction's path is that schema, then ``pg_temp``: no object of its making is ever
+resolved before remem's.
 
 The member wall (v3): ``remem_events`` rows carry their note's current scope
-(``note_scope``, ``note_scope_id``); a transaction of the member read path also sets
+(``note_scope``, ``note_scope_id``); a transaction of the member read path also signs
 ``remem.user`` (the member) and ``remem.channel`` (their DM channel), and then sees
 only that member's user notes, that channel's notes and agent-wide notes
 (:meth:`remem.store.postgres.backend.PgBackend.readable_notes`). With ``remem.user``
@@ -28,12 +37,14 @@ unset or empty, the agent policy alone applies.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from remem.errors import StoreError
+from remem.errors import InvalidInput, StoreError
+from remem.store.postgres.scope_key import CHALLENGE, provision, quote_ident
 
 #: The layout of this code's tables; bumped with every change of them.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: ``remem.agent`` while reading or writing the service's records.
 CONFIG_SCOPE = "#config"
 #: ``remem.agent`` while listing the agents.
@@ -41,20 +52,24 @@ DIRECTORY_SCOPE = "#directory"
 #: ``remem.agent`` while re-wrapping every agent's data keys (a KEK rotation).
 KEYRING_SCOPE = "#keyring"
 
+#: A setting of the transaction's scope as the signature vouches for it (NULL when it does
+#: not: that admits nothing); an InitPlan, computed once per statement (``{s}``: the
+#: tables' schema, quoted).
+_SCOPE = "(SELECT {s}.remem_scope('%s'))"
+_AGENT_SCOPE, _USER, _CHANNEL = (_SCOPE % name for name in ("agent", "user", "channel"))
 #: Every table, with the policy expression that admits a row.
-_AGENT = "agent = current_setting('remem.agent', true)"
+_AGENT = f"agent = {_AGENT_SCOPE}"
 #: The member wall (v3): with ``remem.user`` set (the member read path), an event row
 #: passes only when its note is that member's user note, a note of ``remem.channel`` (the
-#: member's DM channel) or an agent-wide note (which every member reads); with it unset
-#: or empty, the agent's rows as before.
+#: member's DM channel) or an agent-wide note (which every member reads); with it empty,
+#: the agent's rows as before.
 _MEMBER = (
-    "(coalesce(current_setting('remem.user', true), '') = '' "
-    "OR note_scope = 'agent' "
-    "OR (note_scope = 'user' AND note_scope_id = current_setting('remem.user', true)) "
-    "OR (note_scope = 'channel' AND note_scope_id = current_setting('remem.channel', true)))"
+    f"({_USER} = '' OR note_scope = 'agent' "
+    f"OR (note_scope = 'user' AND note_scope_id = {_USER}) "
+    f"OR (note_scope = 'channel' AND note_scope_id = {_CHANNEL}))"
 )
 POLICIES: dict[str, str] = {
-    "remem_agents": f"{_AGENT} OR current_setting('remem.agent', true) = '{DIRECTORY_SCOPE}'",
+    "remem_agents": f"{_AGENT} OR {_AGENT_SCOPE} = '{DIRECTORY_SCOPE}'",
     "remem_events": f"{_AGENT} AND {_MEMBER}",
     "remem_tombstones": _AGENT,
     "remem_traces": _AGENT,
@@ -62,8 +77,8 @@ POLICIES: dict[str, str] = {
     "remem_rules": _AGENT,
     "remem_secrets": _AGENT,
     "remem_caches": _AGENT,
-    "remem_records": f"current_setting('remem.agent', true) = '{CONFIG_SCOPE}'",
-    "remem_keys": f"{_AGENT} OR current_setting('remem.agent', true) = '{KEYRING_SCOPE}'",
+    "remem_records": f"{_AGENT_SCOPE} = '{CONFIG_SCOPE}'",
+    "remem_keys": f"{_AGENT} OR {_AGENT_SCOPE} = '{KEYRING_SCOPE}'",
 }
 
 _TABLES = """
@@ -150,7 +165,44 @@ CREATE TABLE IF NOT EXISTS remem_records (
     version integer NOT NULL,
     PRIMARY KEY (collection, key)
 );
+-- v4: the key that signs each transaction's scope (remem.store.postgres.scope_key). Owner
+-- only: no grant to anyone, and row-level security with no policy as a second lock.
+CREATE TABLE IF NOT EXISTS remem_scope_key (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    key bytea NOT NULL,
+    inner_pad bytea NOT NULL,
+    outer_pad bytea NOT NULL
+);
+ALTER TABLE remem_scope_key ENABLE ROW LEVEL SECURITY;
+REVOKE ALL ON remem_scope_key FROM PUBLIC
 """
+
+#: The signed settings, in the order of the message.
+_SIGNED = ("agent", "user", "channel")
+#: The signed message: the challenge and the three settings, NUL-separated.
+_MESSAGE = " || '\\x00'::bytea || ".join(
+    f"convert_to({part}, 'UTF8')"
+    for part in [
+        CHALLENGE,
+        *(f"coalesce(current_setting('remem.{n}', true), '')" for n in _SIGNED),
+    ]
+)
+#: The setting ``remem.<setting>`` when ``remem.sig`` is the HMAC-SHA256 of the challenge
+#: and the scope under the key; NULL otherwise. The digests are compared hashed again, so
+#: the comparison's timing says nothing about the expected signature. PL/pgSQL keeps the
+#: plan of its key lookup for the session (an SQL function would plan it at every call).
+_CHECK = (
+    "CREATE OR REPLACE FUNCTION {s}.remem_scope(setting text) RETURNS text LANGUAGE plpgsql "
+    "STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$ "
+    "DECLARE k record; BEGIN "
+    "SELECT inner_pad, outer_pad INTO k FROM {s}.remem_scope_key; "
+    "IF FOUND AND sha256(convert_to(coalesce(current_setting('remem.sig', true), ''), 'UTF8')) "
+    "= sha256(convert_to(encode(sha256(k.outer_pad || sha256(k.inner_pad || "
+    f"{_MESSAGE})), 'hex'), 'UTF8')) THEN "
+    "RETURN coalesce(current_setting('remem.' || setting, true), ''); END IF; "
+    "RETURN NULL; END $f$"
+)
+_FUNCTIONS = ("remem_scope(text)",)
 
 
 #: v2 -> v3: every note's rows get the note's current scope, read from its events' JSON
@@ -166,15 +218,15 @@ _FILL_NOTE_SCOPES = [
 ]
 
 
-def _quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _statements(app_role: str | None, have: int | None) -> list[str]:
+def _statements(app_role: str | None, have: int | None, schema: str) -> list[str]:
+    qs = quote_ident(schema)
     out = [s.strip() for s in _TABLES.split(";") if s.strip()]
     if have is not None and have < 3:
         out += _FILL_NOTE_SCOPES
-    for table, expr in POLICIES.items():
+    out.append(_CHECK.format(s=qs))
+    out += [f"REVOKE ALL ON FUNCTION {qs}.{f} FROM PUBLIC" for f in _FUNCTIONS]
+    for table, template in POLICIES.items():
+        expr = template.format(s=qs)
         out += [
             f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
             f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
@@ -186,14 +238,30 @@ def _statements(app_role: str | None, have: int | None) -> list[str]:
         f"LANGUAGE sql IMMUTABLE AS 'SELECT {SCHEMA_VERSION}'"
     )
     if app_role is not None:
-        role = _quote_ident(app_role)
+        role = quote_ident(app_role)
         tables = ", ".join(POLICIES)
+        functions = ", ".join(f"{qs}.{f}" for f in _FUNCTIONS)
         out += [
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role}",
             f"GRANT USAGE ON SEQUENCE remem_traces_id_seq TO {role}",
-            f"GRANT EXECUTE ON FUNCTION remem_schema_version() TO {role}",
+            f"GRANT EXECUTE ON FUNCTION remem_schema_version(), {functions} TO {role}",
+            f"REVOKE CREATE ON SCHEMA {qs} FROM {role}",
         ]
     return out
+
+
+def tables_schema(conn: Any) -> str:
+    """The schema of remem's tables (where ``remem_schema_version()`` lives; for a database
+    without them, the schema they would be created in)."""
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE p.proname = 'remem_schema_version' AND pg_function_is_visible(p.oid)"
+    ).fetchone()
+    if row is None:
+        row = conn.execute("SELECT current_schema()").fetchone()
+    if row is None or row[0] is None:
+        raise StoreError("no schema to create remem's tables in (the search_path names none)")
+    return str(row[0])
 
 
 def database_version(conn: Any) -> int | None:
@@ -229,9 +297,11 @@ def check_version(conn: Any, url: str) -> None:
     )
 
 
-def upgrade(conn: Any, app_role: str | None) -> list[str]:
+def upgrade(conn: Any, app_role: str | None, key_file: Path | None = None) -> list[str]:
     """Create or update the tables, policies and ``app_role``'s grants in one transaction
-    (run as the role that is to own the tables); returns notes for the operator."""
+    (run as the role that is to own the tables), with the database's copy of the scope key
+    (taken from ``key_file`` when that exists: :func:`~remem.store.postgres.scope_key.provision`;
+    the caller writes the file after the commit); returns notes for the operator."""
     have = database_version(conn)
     if have is not None and have > SCHEMA_VERSION:
         raise StoreError(
@@ -244,18 +314,57 @@ def upgrade(conn: Any, app_role: str | None) -> list[str]:
             "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", (app_role,)
         ).fetchone()
         if row is None:
-            conn.execute(f"CREATE ROLE {_quote_ident(app_role)} LOGIN")
+            conn.execute(f"CREATE ROLE {quote_ident(app_role)} LOGIN")
             notes.append(f"created role {app_role} (LOGIN, no password: set one for it)")
         elif row[0] or row[1]:
             raise StoreError(
                 f"role {app_role} is a superuser or has BYPASSRLS: row-level security would "
                 "not apply to it; name a plain role as --app-role"
             )
+        if key_file is None:
+            raise InvalidInput(
+                f"the application role {app_role} reads no row without the scope key: name "
+                "the file for the service's copy with --scope-key-file PATH (or "
+                "$REMEM_SCOPE_KEY_FILE), then set REMEM_SCOPE_KEY_FILE=PATH for the service"
+            )
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('remem db upgrade'))")
-        for statement in _statements(app_role, have):
+        schema = tables_schema(conn)
+        for statement in _statements(app_role, have, schema):
             conn.execute(statement)  # SQL of our own: names and constants, no input
+        notes += provision(conn, schema, key_file)
+        if app_role is not None:
+            notes += _deny_create(conn, app_role, schema)
     notes.insert(0, f"schema at v{SCHEMA_VERSION} (was {'none' if have is None else have})")
+    return notes
+
+
+def _deny_create(conn: Any, app_role: str, schema: str) -> list[str]:
+    """Make sure ``app_role`` can create nothing in the tables' schema nor in the database
+    (a schema of its own named like it would come first on the default path): revoke what
+    this role may revoke, refuse what remains."""
+    may = (
+        "SELECT has_schema_privilege(%s, %s, 'CREATE'), "
+        "has_database_privilege(%s, current_database(), 'CREATE'), current_database()"
+    )
+    in_schema, in_database, database = conn.execute(may, (app_role, schema, app_role)).fetchone()
+    notes = []
+    if in_schema:  # granted to PUBLIC (PostgreSQL before 15 does so for schema public)
+        conn.execute(f"REVOKE CREATE ON SCHEMA {quote_ident(schema)} FROM PUBLIC")
+        notes.append(f"revoked CREATE on schema {schema} from PUBLIC ({app_role} had it)")
+    if in_database:
+        conn.execute(
+            f"REVOKE CREATE ON DATABASE {quote_ident(database)} FROM {quote_ident(app_role)}"
+        )
+    in_schema, in_database, _ = conn.execute(may, (app_role, schema, app_role)).fetchone()
+    if in_schema or in_database:
+        where = f"schema {schema}" if in_schema else f"database {database}"
+        raise StoreError(
+            f"role {app_role} may still CREATE in {where} (granted to PUBLIC or to a role it "
+            f"belongs to, and this role may not revoke it): objects of its making could "
+            f"shadow remem's; revoke that CREATE as the {where.split()[0]}'s owner, then run "
+            "db upgrade again"
+        )
     return notes
 
 
