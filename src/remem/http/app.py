@@ -70,6 +70,9 @@ CORS_HEADERS = ("Authorization", "Content-Type", "Remem-Run", "If-Match", "Idemp
 MAX_KEY = 200
 #: The Server-Sent Events route (:mod:`remem.http.events`).
 EVENTS_PATH = "/v1/agents/{agent}/events"
+#: Where :meth:`Service.principal` leaves the authenticated principal's label (a token's
+#: name, ``member-session``) on the request, for the access log line, denials included.
+_LABEL = "remem_label"
 
 
 class _TooLarge(Exception):
@@ -103,10 +106,17 @@ class Service:
         """The bearer token's principal; without an ``Authorization`` header, the member
         session of the page's cookie (:func:`remem.http.pad.cookie_principal`)."""
         header = request.headers.get("authorization", "")
+        principal: Principal
         if not header and COOKIE in request.cookies:
-            return cookie_principal(request, self.mem)
-        scheme, _, token = header.partition(" ")
-        return authenticate(self.store, token.strip() if scheme.lower() == "bearer" else None)
+            label, principal = cookie_principal(request, self.mem)
+        else:
+            scheme, _, token = header.partition(" ")
+            secret = token.strip() if scheme.lower() == "bearer" else None
+            label, principal = authenticate(self.store, secret)
+        # Kept on the request (shared with the endpoint's thread): whatever the request
+        # fails on after this, its access log line names who asked.
+        setattr(request.state, _LABEL, label)
+        return label, principal
 
     def set_clock(self, request: Request) -> None:
         stamp = request.headers.get(TEST_NOW_HEADER)
@@ -223,14 +233,14 @@ def _subscribe(service: Service, request: Request) -> tuple[Any, str]:
 
 def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
-        started, who = time.perf_counter(), "-"
+        started = time.perf_counter()
         try:
-            sub, who = await run_in_threadpool(_subscribe, service, request)
+            sub, _ = await run_in_threadpool(_subscribe, service, request)
         except RememError as exc:
             response = error_response(exc)
-            _log(EVENTS_PATH, "GET", response.status_code, started, who)
+            _log(EVENTS_PATH, "GET", response.status_code, started, label_of(request))
             return response
-        _log(EVENTS_PATH, "GET", 200, started, who)
+        _log(EVENTS_PATH, "GET", 200, started, label_of(request))
         return StreamingResponse(
             stream(sub, request.is_disconnected, heartbeat=heartbeat),
             media_type="text/event-stream",
@@ -276,6 +286,11 @@ def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Resp
     )
 
 
+def label_of(request: Request) -> str:
+    """The label of the principal that authenticated ``request`` (``-``: none did)."""
+    return str(getattr(request.state, _LABEL, "-"))
+
+
 def _log(route: str, method: str, status: int, started: float, who: str) -> None:
     ms = round((time.perf_counter() - started) * 1000, 2)
     ACCESS.info(
@@ -295,10 +310,10 @@ def _log(route: str, method: str, status: int, started: float, who: str) -> None
 
 def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        started, who = time.perf_counter(), "-"
+        started = time.perf_counter()
         try:
             raw = await _read(request)
-            result, who = await run_in_threadpool(_serve, service, route, request, raw)
+            result, _ = await run_in_threadpool(_serve, service, route, request, raw)
             headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
             response = _json(to_json(result), route.ok, headers)
         except _TooLarge:
@@ -309,7 +324,7 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
         except Exception:
             _LOG.exception("%s %s failed", route.verb, route.full_path)
             response = _json({"code": "error", "message": "internal error (see the log)"}, 500)
-        _log(route.full_path, route.verb, response.status_code, started, who)
+        _log(route.full_path, route.verb, response.status_code, started, label_of(request))
         return response
 
     endpoint.__name__ = route.name
@@ -349,13 +364,17 @@ def create_app(
         return Response(spec, media_type="application/json")
 
     async def agents(request: Request) -> Response:
+        started = time.perf_counter()
         try:
             _, principal = await run_in_threadpool(service.principal, request)
             names = await run_in_threadpool(service.mem.agents)
+            grants = principal.grants
+            listed = [a for a in names if any(pattern_matches(p, a) for p in grants.agents)]
+            response = _json(listed, 200)
         except RememError as exc:
-            return error_response(exc)
-        grants = principal.grants
-        return _json([a for a in names if any(pattern_matches(p, a) for p in grants.agents)], 200)
+            response = error_response(exc)
+        _log("/v1/agents", "GET", response.status_code, started, label_of(request))
+        return response
 
     app.add_route("/healthz", healthz, methods=["GET"])
     app.add_route("/openapi.json", openapi, methods=["GET"])
@@ -405,7 +424,8 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
     if sdk_installed():
         from remem.mcp.http import mount
 
-        mount(app, service.principal, service.view)
+        public_url = service.mem.link_settings.base_url  # never the request's Host header
+        mount(app, service.principal, service.view, public_url=public_url)
 
 
 def create_app_from_env() -> FastAPI:
