@@ -47,7 +47,8 @@ def db_upgrade(obj: Ctx, owner_url: str | None, app_role: str | None) -> None:
       remem --data postgresql://postgres@127.0.0.1/remem db upgrade
       remem --data postgresql://app@127.0.0.1/remem db upgrade --owner-url postgresql://postgres@127.0.0.1/remem
     """
-    from remem.store.postgres.connect import connect, db_error, psycopg_modules, redact
+    from remem.store.location import redact
+    from remem.store.postgres.connect import connect, db_error, psycopg_modules
 
     data = obj.data or ""
     target = owner_url or data

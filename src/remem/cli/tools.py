@@ -19,6 +19,7 @@ from remem.cli.main import (
 from remem.context import RunContext
 from remem.core.text import display
 from remem.errors import InvalidInput, RememError, StoreError
+from remem.store.location import redact
 from remem.store.repair import cut_damage, find_damage
 
 DOCTOR_AGENT = "remem-doctor"
@@ -78,7 +79,7 @@ def doctor_cmd(obj: Ctx) -> None:
     if not all(ok for _, ok, _ in steps):
         sys.exit(1)
     _print_awaiting_erasure(obj)  # only over logs that read clean (checked above)
-    where = display(str(obj.data))
+    where = display(redact(str(obj.data)))  # a PostgreSQL URL's password stays out
     if warnings:
         click.echo(f"remem is clean but repaired or degraded at {where} (see warn lines)")
     else:

@@ -44,7 +44,7 @@ from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError
+from remem.errors import InvalidInput, RememError, StoreError
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
@@ -273,7 +273,10 @@ async def _read(request: Request) -> bytes:
 
 
 def error_response(exc: RememError) -> Response:
-    """The one error handler: the table's status, the one error body."""
+    """The one error handler: the table's status, the one error body. A store's detail
+    (where and why: host, database, the driver's words) goes to the log, not the body."""
+    if isinstance(exc, StoreError) and exc.detail:
+        _LOG.warning("store error: %s", exc.detail)
     return _json(error_body(exc), http_status(exc))
 
 

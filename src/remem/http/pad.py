@@ -216,7 +216,7 @@ def add_pad_routes(app: FastAPI, mem: Memory) -> None:
     async def static(request: Request) -> Response:
         name = str(request.path_params["name"])
         path = STATIC / name
-        if not _NAME.match(name) or not path.is_file():
+        if not _NAME.fullmatch(name) or not path.is_file():
             return _json({"code": "not_found", "message": "no such file"}, 404)
         return Response(path.read_bytes(), 200, PAGE_HEADERS, _TYPES[path.suffix])
 
