@@ -18,6 +18,7 @@ from remem.store.location import redact
 from remem.store.postgres.connect import connect
 
 AGENT = "yuko"
+CLI = (sys.executable, "-m", "remem.cli")
 PASSWORD, KEY_PASSWORD = "hunter2-pw", "keyring-pw"
 
 
@@ -53,8 +54,7 @@ def test_store_failures_reach_callers_without_the_connection_string(
     url = _with_passwords(pg_url)
     token = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "remem.cli", "--data", url, "tokens", "create", "--json"]
-            + ["--name", "errors-bot", "--owner"],
+            [*CLI, "--data", url, "tokens", "create", "--json", "--name", "errors-bot", "--owner"],
             capture_output=True,
             text=True,
             check=True,
@@ -113,7 +113,7 @@ def test_cli_errors_name_host_and_database_but_no_password(pg_server: str) -> No
     other = _with_passwords(pg_server)
     for data in (other, f"{other}&password={PASSWORD}"):
         done = subprocess.run(
-            [sys.executable, "-m", "remem.cli", "--data", data, "ls"],
+            [*CLI, "--data", data, "ls"],
             capture_output=True,
             text=True,
             timeout=60,
