@@ -250,6 +250,24 @@ def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     return events
 
 
+def _agents(service: Service) -> Callable[[Request], Any]:
+    async def agents(request: Request) -> Response:
+        """The agents the principal's grants name, of those the store holds."""
+        started = time.perf_counter()
+        try:
+            _, principal = await run_in_threadpool(service.principal, request)
+            names = await run_in_threadpool(service.mem.agents)
+            grants = principal.grants
+            listed = [a for a in names if any(pattern_matches(p, a) for p in grants.agents)]
+            response = _json(listed, 200)
+        except RememError as exc:
+            response = error_response(exc)
+        _log("/v1/agents", "GET", response.status_code, started, label_of(request))
+        return response
+
+    return agents
+
+
 def _query(route: Route, request: Request) -> dict[str, Any]:
     """The query parameters, an integer one read as an integer (``InvalidInput`` if not)."""
     values: dict[str, Any] = dict(request.query_params)
@@ -366,22 +384,9 @@ def create_app(
     async def openapi(request: Request) -> Response:
         return Response(spec, media_type="application/json")
 
-    async def agents(request: Request) -> Response:
-        started = time.perf_counter()
-        try:
-            _, principal = await run_in_threadpool(service.principal, request)
-            names = await run_in_threadpool(service.mem.agents)
-            grants = principal.grants
-            listed = [a for a in names if any(pattern_matches(p, a) for p in grants.agents)]
-            response = _json(listed, 200)
-        except RememError as exc:
-            response = error_response(exc)
-        _log("/v1/agents", "GET", response.status_code, started, label_of(request))
-        return response
-
     app.add_route("/healthz", healthz, methods=["GET"])
     app.add_route("/openapi.json", openapi, methods=["GET"])
-    app.add_route("/v1/agents", agents, methods=["GET"])
+    app.add_route("/v1/agents", _agents(service), methods=["GET"])
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
     _mount_mcp(app, service)

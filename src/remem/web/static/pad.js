@@ -92,6 +92,7 @@
 
   // Asks whether the link's member replaces the one signed in; resolves true or false.
   function askSwitch(current, link) {
+    $("who").textContent = "Signed in as " + current.member + " with " + current.agent + ".";
     $("switch-question").textContent =
       "You are signed in as " + current.member + " with " + current.agent +
       ". This link signs in " + link.member + " with " + link.agent +
