@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 #: A URL's userinfo password (``user:secret@``): everything from the colon to the last
-#: ``@`` before the host (a password may hold an unescaped ``@``, never ``/ ? #``).
-_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*):[^\s/?#]*@")
+#: ``@`` before the host (a password may hold an unescaped ``@``, never ``/ ? #``). The
+#: scheme's length is bounded: unbounded, a long word would be scanned from each letter.
+_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@?#]*):[^\s/?#]*@")
 #: A ``password`` or ``sslpassword`` parameter: a URL's query (``?password=…&``) or a
 #: key=value connection string's (``password='a b'``, quoted with backslash escapes).
 _PASSWORD_PARAM = re.compile(
@@ -20,7 +21,7 @@ def redact(text: str) -> str:
     either) with every password removed: a URL's ``user:password@``, and ``password=``
     and ``sslpassword=`` parameters in a query or a key=value string. Host, port, role
     and database stay: the CLI may name them, a service's answers never carry them."""
-    out = _USERINFO_PASSWORD.sub(r"\1@", text)
+    out = _USERINFO_PASSWORD.sub(r"\1@", text) if "://" in text else text
     if "assword" not in out.lower():
         return out
     out = _PASSWORD_PARAM.sub("", out)
