@@ -15,13 +15,15 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from remem import HostPrincipal, Memory, Message, RememError, Role, RunContext
+from remem.errors import InvalidInput, StoreError
 
 AGENT = "yuko"
 ALICE = "discord:100"
@@ -316,3 +318,102 @@ def test_cli_with_hostile_argv_prints_no_traceback(tmp_path: Path) -> None:
         if proc.returncode:
             assert err.strip().count(b"\n") <= 3, (argv, err)  # one line (click: usage + 1)
         assert b"\x1b" not in out + err, argv  # output is inert
+
+
+#: Hostile values holding U+0000 (NUL), tried on every backend: refused where a value is
+#: an id, a name, a tag, a policy value, a rule or a slot blob, removed from note text.
+NULS: list[Any] = ["\x00", "note\x00id", ["style\x00"], {"k": "a\x00"}]
+
+
+@contextmanager
+def _backend(kind: str, tmp: Path) -> Iterator[str]:
+    """A fresh store of ``kind``: a JSONL directory, or a PostgreSQL database."""
+    if kind == "jsonl":
+        yield str(tmp / "data")
+        return
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    from remem.testing import postgres_server
+
+    reason = postgres_server.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    with postgres_server.postgres_server() as server, postgres_server.fresh_database(server) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "postgresql"])
+def test_nul_never_reaches_a_backend(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A NUL anywhere is refused with ``InvalidInput`` or removed before any backend sees
+    it: no call fails in the store (PostgreSQL refuses NUL in text with a 503), and no
+    JSONL file holds one."""
+    monkeypatch.chdir(tmp_path)
+    random.seed(12)
+    with _backend(kind, tmp_path) as location:
+        mem = Memory.open(location)
+        world = World(mem, tmp_path)
+        try:
+            for name in public_methods():
+                entry = ENTRIES[name]
+                if entry is None:
+                    continue
+                args, kwargs = entry(world)
+                slots = [*range(len(args)), *kwargs]
+                for slot, value in ((s, v) for s in slots for v in NULS):
+                    args, kwargs = entry(world)
+                    args = list(args)
+                    if isinstance(slot, int):
+                        args[slot] = value
+                    else:
+                        kwargs = {**kwargs, slot: value}
+                    _call_without_store_error(mem, name, args, kwargs)
+            for value in NULS:
+                _call_without_store_error(mem, "set_rule", [world.owner, "style", value], {})
+                _call_without_store_error(mem, "set_rule", [world.owner, value, "ok"], {})
+        finally:
+            mem.close()
+    if kind == "jsonl":
+        for path in (tmp_path / "data").rglob("*"):
+            if path.is_file() and path.suffix in (".jsonl", ".json", ".md", ".toml"):
+                raw = path.read_bytes()
+                assert b"\x00" not in raw and b"\\u0000" not in raw, path
+
+
+def _call_without_store_error(
+    mem: Memory, name: str, args: list[Any], kwargs: dict[str, Any]
+) -> None:
+    try:
+        _call(mem, name, args, kwargs, valid=True)  # valid: every RememError comes out
+    except StoreError as exc:
+        raise AssertionError(f"{name} reached the store with a NUL: {exc}") from exc
+    except RememError:
+        pass
+
+
+def test_nul_in_a_stored_name_or_document_is_invalid_input_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    mem = Memory.open(tmp_path / "data")
+    owner, alice = RunContext.owner(AGENT), RunContext.dm(AGENT, DM, ALICE)
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: mem.set_rule(owner, "style", "Answer\x00briefly."), "rule content"),
+        (lambda: mem.set_rule(owner, "st\x00yle", "Answer briefly."), "rule name"),
+        (lambda: mem.remember(alice, "Likes tea.", tags=["te\x00a"]), "tag"),
+        (lambda: mem.remember(alice, "Likes tea.", subject="user.t\x00"), "subject"),
+        (lambda: mem.remember(alice, "Likes tea.", source="m\x001"), "message_id"),
+        (lambda: mem.set_channel_policy(owner, GENERAL, stewards=["a\x00"]), "steward"),
+        (lambda: mem.set_channel_policy(owner, GENERAL, kinds=["fact\x00"]), "kinds"),
+        (lambda: mem.set_channel_policy(owner, "disc\x00ord:1", memory=False), "channel"),
+        (lambda: mem.list(RunContext.dm(AGENT, DM, "discord:\x00")), "user"),
+        (lambda: mem.put_dm_slot(alice, "A" * 39 + "\x00", if_version=0), "blob"),
+    ]
+    for call, field in cases:
+        with pytest.raises(InvalidInput, match=field):
+            call()
+    with pytest.raises(InvalidInput, match="U\\+0000"):
+        mem.set_rule(owner, "style", "Answer\x00briefly.")
+    assert mem.rules(owner) == {}
+    # In note text a NUL is removed, as every control character is, on every backend.
+    assert mem.remember(alice, "Likes\x00 green tea.").text == "Likes green tea."
+    mem.close()

@@ -122,13 +122,18 @@ class StoreError(RememError):
     ``None``, unknown (a failed ``fsync``: the data may or may not survive a crash; the
     log takes no more writes until the store is reopened, and this process never serves
     that write). Errors of reads carry ``False``.
+
+    ``detail``: what the operator needs besides (the database's host and name, the
+    driver's own words), for the CLI and the service's log only: the message goes to
+    every caller of a service, so it names no part of a connection string.
     """
 
     code = "store"
 
-    def __init__(self, message: str, applied: bool | None = False) -> None:
+    def __init__(self, message: str, applied: bool | None = False, *, detail: str = "") -> None:
         super().__init__(message)
         self.applied = applied
+        self.detail = detail
 
 
 class CorruptLog(StoreError):

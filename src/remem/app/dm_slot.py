@@ -72,7 +72,7 @@ def put_dm_slot(k: Kernel, blob: str, *, if_version: int) -> DmSlot:
             f"blob must be the sealed slot as base64url text of {MIN_BLOB_CHARS} to "
             f"{MAX_BLOB_CHARS:_} characters (see remem.e2ee)"
         )
-    if not _BASE64URL.match(blob):
+    if not _BASE64URL.fullmatch(blob):
         raise InvalidInput("blob must be base64url text without padding (A-Z a-z 0-9 - _)")
     if type(if_version) is not int or if_version < 0:
         raise InvalidInput(

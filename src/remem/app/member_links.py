@@ -124,6 +124,15 @@ def _principal(value: dict[str, Any]) -> MemberSession:
     return MemberSession(str(value["member"]), str(value["agent"]), str(value["channel"]))
 
 
+def link_principal(store: ConfigStore, token: str, now: datetime) -> MemberSession:
+    """Whose scratchpad an unused link opens, without using it up (``Unauthenticated``
+    for an unknown, used or expired token, the same refusal as :func:`exchange_link`)."""
+    record = _live(store, LINKS, token, now)
+    if record is None:
+        raise Unauthenticated(_REFUSED)
+    return _principal(record.value)
+
+
 def exchange_link(
     store: ConfigStore, token: str, now: datetime, settings: LinkSettings
 ) -> SessionGrant:
@@ -184,6 +193,7 @@ __all__ = [
     "SessionGrant",
     "end_session",
     "exchange_link",
+    "link_principal",
     "member_link",
     "session_principal",
 ]

@@ -55,11 +55,18 @@ def list_notes(
 
 
 def status_of(k: Kernel, note: Note, now: datetime | None = None) -> Status:
-    """A note's status as of ``now``, counting ``expires_at`` and retention policy."""
+    """A note's status as of ``now``, counting ``expires_at`` and retention policy.
+
+    The note is the caller's (it may be made up), so the answer reveals the retention of
+    the channel it names: ``Denied``, as for that channel's policy, unless the envelope
+    may read that channel (its own channel always)."""
     if not isinstance(note, Note):
         raise InvalidInput("note must be a remem.Note (from get, list or recall)")
     if now is not None and not isinstance(now, datetime):
         raise InvalidInput("now must be a datetime or None")
+    channel = note.scope_id if note.scope is Scope.CHANNEL else None
+    if note.status is Status.ACTIVE and channel is not None and channel != k.ctx.channel:
+        k.require(k.state(), Action.READ, Target(Scope.CHANNEL, check_id(channel, "scope_id")))
     return k.status_of(note, parse_ts(now, "now"))  # a naive time is UTC, as everywhere
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from remem.app.kernel import Kernel
 from remem.core.model import Scope
-from remem.core.text import check_id, check_str
+from remem.core.text import check_document, check_id
 from remem.errors import Rejected
 from remem.policy.authz import Action, Target
 from remem.policy.guard import check_rule_text
@@ -21,7 +21,7 @@ def set_rule(k: Kernel, name: str, content: str) -> None:
     state = k.state()
     k.require(state, Action.RULES, Target(Scope.AGENT))
     check_id(name, "rule name")
-    check_str(content, "rule content")
+    check_document(content, "rule content")
     limit = k.limits().max_rule_chars
     if len(content) > limit:
         raise Rejected(

@@ -64,7 +64,8 @@ def db_upgrade(
       remem --data postgresql://app@127.0.0.1/remem db upgrade \
         --owner-url postgresql://postgres@127.0.0.1/remem --scope-key-file /etc/remem/scope.key
     """
-    from remem.store.postgres.connect import connect, db_error, psycopg_modules, redact
+    from remem.store.location import redact
+    from remem.store.postgres.connect import connect, db_error, psycopg_modules
 
     data = obj.data or ""
     target = owner_url or data

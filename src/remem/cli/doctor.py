@@ -36,6 +36,7 @@ from remem.core.names import (
 from remem.core.text import display
 from remem.errors import NotFound, RememError
 from remem.service import Memory
+from remem.store.location import redact
 from remem.store.permissions import data_owner, find_exposed
 
 #: What the probe agents are minted for (their names: ``#doctor-<16 hex digits>``).
@@ -250,7 +251,7 @@ def doctor_cmd(obj: Ctx, yes: bool) -> None:
     agents = [a for a in obj.mem.agents() if a != LEGACY_PROBE]
     for line in awaiting_lines(obj.mem, agents):  # only over logs that read clean
         click.echo(f"note erasure         {display(line)}")
-    where = display(str(obj.data))
+    where = display(redact(str(obj.data)))  # a PostgreSQL URL's password stays out
     if any(f.level == "warn" for f in findings):
         click.echo(f"remem is clean but repaired or degraded at {where} (see warn lines)")
     else:

@@ -21,7 +21,7 @@ from remem.core.model import Note
 from remem.core.text import display
 from remem.error_table import ERROR_TABLE
 from remem.error_table import exit_code as _table_exit_code
-from remem.errors import InvalidInput, NotFound, RememError
+from remem.errors import InvalidInput, NotFound, RememError, StoreError
 from remem.providers.embed import embedder_setting_from_env
 from remem.schema import to_json
 from remem.service import Memory
@@ -48,7 +48,10 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RememError as exc:
-            click.echo(f"remem: {exc.code}: {display(str(exc))}", err=True)
+            # A store's detail names where (host and database, never a password): the
+            # operator's own terminal may see it, a service's callers never do.
+            text = exc.detail if isinstance(exc, StoreError) and exc.detail else str(exc)
+            click.echo(f"remem: {exc.code}: {display(text)}", err=True)
             sys.exit(exit_code(exc))
         finally:
             warn_repairs()

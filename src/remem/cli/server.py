@@ -119,7 +119,9 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
 @click.option(
     "--public-url",
     metavar="URL",
-    help="The address members reach this service at, for member links (default: http://HOST:PORT).",
+    envvar="REMEM_SERVE_PUBLIC_URL",
+    help="The address clients reach this service at, for member links and MCP's metadata "
+    "(default: http://HOST:PORT; none for a wildcard --host such as 0.0.0.0).",
 )
 @click.option(
     "--link-minutes",
@@ -187,7 +189,17 @@ def serve_cmd(
         LinkSettings(public_url)
     # A URL (postgresql://, jsonl://) is passed as it is; a path is made absolute.
     os.environ["REMEM_SERVE_DATA"] = data if "://" in data else os.path.abspath(data)
-    os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url or f"http://{host}:{port}"
+    public_url = public_url or bound_url(host, port)
+    if public_url:
+        os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url
+    else:
+        os.environ.pop("REMEM_SERVE_PUBLIC_URL", None)
+        click.echo(
+            f"remem serve: warning: --host {host} binds every address and no --public-url "
+            "is set: member links are relative (/pad#token=…) and /mcp's 401 names no "
+            "resource metadata. Pass --public-url https://<the address clients use>.",
+            err=True,
+        )
     os.environ["REMEM_SERVE_LINK_MINUTES"] = str(link_minutes)
     from remem.http.app import check_origin  # a bad origin is an error now
 
@@ -207,6 +219,16 @@ def serve_cmd(
         server_header=False,
         log_level="warning",
     )
+
+
+def bound_url(host: str, port: int) -> str | None:
+    """The service's address from its bind: ``http://HOST:PORT`` for one address (a
+    loopback one, or a named host), ``None`` for a wildcard bind (``0.0.0.0``, ``::``) or
+    an unknown port (0), which name no address a client could use."""
+    bare = host.strip("[]")
+    if port == 0 or bare in ("", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"):
+        return None
+    return f"http://[{bare}]:{port}" if ":" in bare else f"http://{bare}:{port}"
 
 
 @main.command("quickstart")

@@ -17,6 +17,12 @@ whatever the platform says it is.
 
 Lone surrogates (``"\\ud800"``, which no UTF-8 text can hold) are refused everywhere
 with :class:`~remem.errors.InvalidInput`.
+
+U+0000 (NUL) is removed from free text like every control character, and refused
+(``InvalidInput`` naming the field) everywhere else, before any backend sees it: in ids
+(:func:`check_id`), and in documents stored as they are written, such as rules
+(:func:`check_document`). PostgreSQL can store no NUL in text, and a file that holds
+one is read back differently by other tools: every backend refuses the same input.
 """
 
 from __future__ import annotations
@@ -47,6 +53,20 @@ def check_str(value: object, what: str) -> str:
             "U+D800..U+DFFF): pass text decoded from UTF-8"
         )
     return value
+
+
+def check_document(value: object, what: str) -> str:
+    """``value`` if it is a string that may be stored as written (a rule's markdown: line
+    breaks and all), i.e. without a lone surrogate or a NUL; else :class:`InvalidInput`
+    naming ``what``."""
+    text = check_str(value, what)
+    at = text.find("\x00")
+    if at >= 0:
+        raise InvalidInput(
+            f"{what} holds U+0000 (NUL) at position {at + 1}: remove it (stored text may "
+            "not contain NUL characters)"
+        )
+    return text
 
 
 def canonical_text(value: object, what: str = "text") -> str:
@@ -121,6 +141,7 @@ def display(value: object, *, keep_newlines: bool = False) -> str:
 __all__ = [
     "MAX_ID_CHARS",
     "canonical_text",
+    "check_document",
     "check_id",
     "check_optional_id",
     "check_str",

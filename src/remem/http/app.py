@@ -45,7 +45,7 @@ from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError, TooManyRequests
+from remem.errors import InvalidInput, RememError, StoreError, TooManyRequests
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
@@ -79,6 +79,9 @@ CORS_HEADERS = ("Authorization", "Content-Type", "Remem-Run", "If-Match", "Idemp
 MAX_KEY = 200
 #: The Server-Sent Events route (:mod:`remem.http.events`).
 EVENTS_PATH = "/v1/agents/{agent}/events"
+#: Where :meth:`Service.principal` leaves the authenticated principal's label (a token's
+#: name, ``member-session``) on the request, for the access log line, denials included.
+_LABEL = "remem_label"
 
 
 class _TooLarge(Exception):
@@ -123,10 +126,17 @@ class Service:
         """The bearer token's principal; without an ``Authorization`` header, the member
         session of the page's cookie (:func:`remem.http.pad.cookie_principal`)."""
         header = request.headers.get("authorization", "")
+        principal: Principal
         if not header and COOKIE in request.cookies:
-            return cookie_principal(request, self.mem)
-        scheme, _, token = header.partition(" ")
-        return authenticate(self.store, token.strip() if scheme.lower() == "bearer" else None)
+            label, principal = cookie_principal(request, self.mem)
+        else:
+            scheme, _, token = header.partition(" ")
+            secret = token.strip() if scheme.lower() == "bearer" else None
+            label, principal = authenticate(self.store, secret)
+        # Kept on the request (shared with the endpoint's thread): whatever the request
+        # fails on after this, its access log line names who asked.
+        setattr(request.state, _LABEL, label)
+        return label, principal
 
     def set_clock(self, request: Request) -> None:
         stamp = request.headers.get(TEST_NOW_HEADER)
@@ -257,15 +267,15 @@ def _subscribe(service: Service, request: Request) -> tuple[Any, Principal, str]
 
 def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
-        started, who = time.perf_counter(), "-"
+        started = time.perf_counter()
         try:
-            sub, principal, who = await run_in_threadpool(_subscribe, service, request)
+            sub, principal, _ = await run_in_threadpool(_subscribe, service, request)
             waiter = _waiter(service, request, sub, principal)
         except RememError as exc:
             response = error_response(exc)
-            _log(EVENTS_PATH, "GET", response.status_code, started, who)
+            _log(EVENTS_PATH, "GET", response.status_code, started, label_of(request))
             return response
-        _log(EVENTS_PATH, "GET", 200, started, who)
+        _log(EVENTS_PATH, "GET", 200, started, label_of(request))
         body = stream(
             waiter,
             request.is_disconnected,
@@ -325,6 +335,24 @@ async def _long_poll(service: Service, route: Route, request: Request, raw: byte
         waiter.close()
 
 
+def _agents(service: Service) -> Callable[[Request], Any]:
+    async def agents(request: Request) -> Response:
+        """The agents the principal's grants name, of those the store holds."""
+        started = time.perf_counter()
+        try:
+            _, principal = await run_in_threadpool(service.principal, request)
+            names = await run_in_threadpool(service.mem.agents)
+            grants = principal.grants
+            listed = [a for a in names if any(pattern_matches(p, a) for p in grants.agents)]
+            response = _json(listed, 200)
+        except RememError as exc:
+            response = error_response(exc)
+        _log("/v1/agents", "GET", response.status_code, started, label_of(request))
+        return response
+
+    return agents
+
+
 def _query(route: Route, request: Request) -> dict[str, Any]:
     """The query parameters, an integer one read as an integer (``InvalidInput`` if not)."""
     values: dict[str, Any] = dict(request.query_params)
@@ -349,7 +377,10 @@ async def _read(request: Request) -> bytes:
 
 def error_response(exc: RememError) -> Response:
     """The one error handler: the table's status, the one error body (and a 429's
-    ``Retry-After``)."""
+    ``Retry-After``). A store's detail (where and why: host, database, the driver's
+    words) goes to the log, not the body."""
+    if isinstance(exc, StoreError) and exc.detail:
+        _LOG.warning("store error: %s", exc.detail)
     headers = None
     if isinstance(exc, TooManyRequests):
         headers = {"Retry-After": str(max(1, round(exc.retry_after)))}
@@ -363,6 +394,11 @@ def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Resp
         media_type="application/json",
         headers={**_NO_STORE, **(headers or {})},
     )
+
+
+def label_of(request: Request) -> str:
+    """The label of the principal that authenticated ``request`` (``-``: none did)."""
+    return str(getattr(request.state, _LABEL, "-"))
 
 
 def _log(route: str, method: str, status: int, started: float, who: str) -> None:
@@ -384,13 +420,13 @@ def _log(route: str, method: str, status: int, started: float, who: str) -> None
 
 def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        started, who = time.perf_counter(), "-"
+        started = time.perf_counter()
         try:
             raw = await _read(request)
             if route.waits:  # a long poll waits on the event loop, not in a thread
-                result, who = await _long_poll(service, route, request, raw)
+                result, _ = await _long_poll(service, route, request, raw)
             else:
-                result, who = await run_in_threadpool(_serve, service, route, request, raw)
+                result, _ = await run_in_threadpool(_serve, service, route, request, raw)
             headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
             response = _json(to_json(result), route.ok, headers)
         except _TooLarge:
@@ -401,7 +437,7 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
         except Exception:
             _LOG.exception("%s %s failed", route.verb, route.full_path)
             response = _json({"code": "error", "message": "internal error (see the log)"}, 500)
-        _log(route.full_path, route.verb, response.status_code, started, who)
+        _log(route.full_path, route.verb, response.status_code, started, label_of(request))
         return response
 
     endpoint.__name__ = route.name
@@ -451,18 +487,9 @@ def create_app(
     async def openapi(request: Request) -> Response:
         return Response(spec, media_type="application/json")
 
-    async def agents(request: Request) -> Response:
-        try:
-            _, principal = await run_in_threadpool(service.principal, request)
-            names = await run_in_threadpool(service.mem.agents)
-        except RememError as exc:
-            return error_response(exc)
-        grants = principal.grants
-        return _json([a for a in names if any(pattern_matches(p, a) for p in grants.agents)], 200)
-
     app.add_route("/healthz", healthz, methods=["GET"])
     app.add_route("/openapi.json", openapi, methods=["GET"])
-    app.add_route("/v1/agents", agents, methods=["GET"])
+    app.add_route("/v1/agents", _agents(service), methods=["GET"])
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
     _mount_mcp(app, service)
@@ -508,7 +535,8 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
     if sdk_installed():
         from remem.mcp.http import mount
 
-        mount(app, service.principal, service.view)
+        public_url = service.mem.link_settings.base_url  # never the request's Host header
+        mount(app, service.principal, service.view, public_url=public_url)
 
 
 def create_app_from_env() -> FastAPI:

@@ -4,7 +4,8 @@
 ``GET /pad``                the page (static files shipped in ``remem/web/static``)
 ``GET /pad/static/{name}``  its script and style sheet
 ``POST /pad/session``       exchange a member link's token (``{"token"}``) once for a session
-                            cookie; answers the session (agent, channel, member, expiry)
+                            cookie; answers the session (agent, channel, member, expiry).
+                            409 when the browser is signed in as another member (below)
 ``GET /pad/session``        the session of the cookie (401 without one)
 ``DELETE /pad/session``     sign out (the session record is deleted)
 ==========================  ==================================================================
@@ -14,6 +15,13 @@ The session cookie (:data:`COOKIE`) is ``HttpOnly``, ``SameSite=Strict``, ``Path
 being ``https``); it lasts the session's lifetime. With it, the ``/v1`` routes act as the
 session's :class:`~remem.app.principal.MemberSession` (see :func:`cookie_principal`):
 its own DM envelope through :func:`remem.run_context`, like every principal.
+
+Opening another member's link does not silently replace a session (a login CSRF: what
+the person then types would land in the link owner's memory). While the request carries
+a live session cookie of another member, ``POST /pad/session`` answers 409 with the error
+body plus ``signed_in`` and ``link`` (agent, channel, member of each) and leaves the link
+unused; the page asks the person and sends ``{"token", "replace": true}`` if they agree,
+which ends the old session. A link of the member already signed in needs no question.
 
 Cross-site requests: every unsafe request (not ``GET``/``HEAD``) that a cookie
 authenticates must carry the service's own ``Origin`` and the ``Remem-Pad: 1`` header
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +45,17 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from remem.app.member_links import SessionGrant, end_session, exchange_link, session_principal
+from remem.app.member_links import (
+    SessionGrant,
+    end_session,
+    exchange_link,
+    link_principal,
+    session_principal,
+)
 from remem.app.principal import MemberSession
 from remem.core.model import format_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError, Unauthenticated
+from remem.errors import Conflict, InvalidInput, RememError, Unauthenticated
 
 if TYPE_CHECKING:
     from remem.service import Memory
@@ -113,14 +128,12 @@ def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Resp
     )
 
 
+def _principal_json(p: MemberSession) -> dict[str, str]:
+    return {"agent": p.agent, "channel": p.channel, "member": p.member}
+
+
 def _session_json(grant: SessionGrant) -> dict[str, Any]:
-    p = grant.principal
-    return {
-        "agent": p.agent,
-        "channel": p.channel,
-        "member": p.member,
-        "expires_at": format_ts(grant.expires_at),
-    }
+    return {**_principal_json(grant.principal), "expires_at": format_ts(grant.expires_at)}
 
 
 def _cookie(request: Request, mem: Memory, value: str, max_age: int) -> str:
@@ -131,19 +144,52 @@ def _cookie(request: Request, mem: Memory, value: str, max_age: int) -> str:
     )
 
 
-def _token_of(raw: bytes) -> str:
+def _exchange_body(raw: bytes) -> tuple[str, bool]:
+    """The link's token and whether the person agreed to replace another member's session."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("token"), str):
         raise InvalidInput('send {"token": "<the token from the link>"}')
-    return str(data["token"])
+    replace = data.get("replace", False)
+    if not isinstance(replace, bool):
+        raise InvalidInput('"replace" is true or false')
+    return str(data["token"]), replace
+
+
+def _signed_in(request: Request, store: ConfigStore, now: datetime) -> SessionGrant | None:
+    """The live session of the request's cookie, if any."""
+    try:
+        return session_principal(store, request.cookies.get(COOKIE, ""), now)
+    except Unauthenticated:
+        return None
+
+
+def _switch_refused(current: MemberSession, link: MemberSession) -> Response:
+    """409: this browser is signed in as another member than the link's (nothing changed)."""
+    error = Conflict(
+        f"this browser is signed in as {current.member} (with {current.agent}), and the "
+        f"link is {link.member}'s: nothing changed and the link is still unused. To sign "
+        f'out {current.member} and sign in as {link.member}, send it again with "replace": '
+        "true"
+    )
+    body = {**error_body(error), "signed_in": _principal_json(current)}
+    return _json({**body, "link": _principal_json(link)}, http_status(error))
 
 
 def _exchange(request: Request, mem: Memory, store: ConfigStore, raw: bytes) -> Response:
     check_same_site(request, mem)
-    grant = exchange_link(store, _token_of(raw), mem.clock(), mem.link_settings)
+    token, replace = _exchange_body(raw)
+    now = mem.clock()
+    current = _signed_in(request, store, now) if COOKIE in request.cookies else None
+    if current is not None and not replace:
+        link = link_principal(store, token, now)
+        if link.member != current.principal.member:
+            return _switch_refused(current.principal, link)
+    grant = exchange_link(store, token, now, mem.link_settings)
+    if current is not None:  # the session this browser held ends with its cookie
+        end_session(store, current.token)
     max_age = int((grant.expires_at - mem.clock()).total_seconds())
     cookie = _cookie(request, mem, grant.token, max_age)
     return _json(_session_json(grant), 201, {"Set-Cookie": cookie})
@@ -170,7 +216,7 @@ def add_pad_routes(app: FastAPI, mem: Memory) -> None:
     async def static(request: Request) -> Response:
         name = str(request.path_params["name"])
         path = STATIC / name
-        if not _NAME.match(name) or not path.is_file():
+        if not _NAME.fullmatch(name) or not path.is_file():
             return _json({"code": "not_found", "message": "no such file"}, 404)
         return Response(path.read_bytes(), 200, PAGE_HEADERS, _TYPES[path.suffix])
 

@@ -70,7 +70,7 @@ class TokenInfo:
 
 
 def check_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidInput(
             f"token name {str(name)[:40]!r} is not allowed: use 1-64 letters, digits and '-', "
             "starting with a letter or digit (e.g. discord-bot)"
@@ -169,7 +169,7 @@ def revoke_token(store: ConfigStore, name: str) -> None:
 def authenticate(store: ConfigStore, token: str | None) -> tuple[str, Principal]:
     """The name and principal of ``token``; ``Unauthenticated`` (401) for none, a
     malformed one, an unknown name or a wrong secret, all with one message."""
-    match = _TOKEN.match(token or "")
+    match = _TOKEN.fullmatch(token or "")
     record = store.read_record(COLLECTION, match.group(1)) if match else None
     stored = str(record.value.get("hash", "")) if record is not None else ""
     # Compare even when there is no record, so timing tells nothing about the names.

@@ -5,7 +5,12 @@ Every request is answered on its own (``stateless``: no session spans requests, 
 worker may serve any request). It must carry the host token (``Authorization: Bearer``;
 missing or unknown: 401 with ``WWW-Authenticate: Bearer resource_metadata="…"``, the
 protected-resource metadata of RFC 9728 served at
-``/.well-known/oauth-protected-resource/mcp``) and, in ``_meta["remem/run"]`` of every
+``/.well-known/oauth-protected-resource/mcp``). A member page's session cookie is no
+credential here: ``/mcp`` is for hosts, and a request without an ``Authorization`` header
+is 401 whatever cookie it carries. The metadata's address is built from the service's
+configured public URL only (``--public-url``, or the bound address of a non-wildcard
+bind), never from the request's ``Host`` header; without one, the challenge names no
+metadata and the metadata route answers 404. And, in ``_meta["remem/run"]`` of every
 request (``tools/list`` included), the envelope's JSON form, the same as the HTTP
 ``Remem-Run`` header. :func:`remem.run_context` checks it against the token's grants, and
 the call runs on the token principal's view of the Memory, exactly like an HTTP route.
@@ -32,7 +37,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from remem.app.principal import Principal, run_context
+from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.error_table import error_body
 from remem.errors import InvalidInput, Unauthenticated
@@ -45,6 +50,10 @@ METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
 _STATE_KEY = "remem_principal"
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+_NO_TOKEN = (
+    "/mcp needs a host token: send Authorization: Bearer <token> (remem tokens create); "
+    "a member page's session is not accepted here"
+)
 
 #: ``(request) -> (token name, principal)``; raises ``Unauthenticated``.
 Authenticate = Callable[[Request], tuple[str, Principal]]
@@ -90,26 +99,37 @@ def _resolver(view_of: ViewOf) -> Callable[[ServerRequestContext[Any, Any]], Any
 
 
 class _Endpoint:
-    """The ``/mcp`` ASGI endpoint: authenticate, then hand over to the SDK's transport."""
+    """The ``/mcp`` ASGI endpoint: authenticate a host token, then hand over to the SDK's
+    transport. ``metadata``: the protected-resource metadata's URL (``None``: no public
+    URL is configured, so the challenge names none)."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, authenticate: Authenticate):
+    def __init__(
+        self,
+        manager: StreamableHTTPSessionManager,
+        authenticate: Authenticate,
+        metadata: str | None,
+    ) -> None:
         self.manager = manager
         self.authenticate = authenticate
+        challenge = "Bearer" if metadata is None else f'Bearer resource_metadata="{metadata}"'
+        self.refused = {"WWW-Authenticate": challenge, "Cache-Control": "no-store"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope)
         try:
+            # Without the header the authenticator would fall back to the member page's
+            # cookie: a member session never reaches the host surface.
+            if "authorization" not in request.headers:
+                raise Unauthenticated(_NO_TOKEN)
             _, principal = await run_in_threadpool(self.authenticate, request)
+            if isinstance(principal, MemberSession):
+                raise Unauthenticated(_NO_TOKEN)
         except Unauthenticated as exc:
-            metadata = str(request.base_url).rstrip("/") + METADATA_PATH
             response = Response(
                 orjson.dumps(error_body(exc)),
                 status_code=401,
                 media_type="application/json",
-                headers={
-                    "WWW-Authenticate": f'Bearer resource_metadata="{metadata}"',
-                    "Cache-Control": "no-store",
-                },
+                headers=self.refused,
             )
             await response(scope, receive, send)
             return
@@ -117,28 +137,43 @@ class _Endpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
-async def _metadata(request: Request) -> Response:
+def _metadata(public_url: str | None) -> Callable[[Request], Any]:
     """RFC 9728 protected-resource metadata: the resource and how to present its token
-    (a host token from ``remem tokens create``; there is no authorization server)."""
-    base = str(request.base_url).rstrip("/")
+    (a host token from ``remem tokens create``; there is no authorization server). The
+    resource is the public URL's, whatever ``Host`` the request names."""
     body = {
-        "resource": base + PATH,
+        "resource": f"{public_url}{PATH}",
         "authorization_servers": [],
         "bearer_methods_supported": ["header"],
         "resource_name": "remem memory tools",
     }
-    return Response(orjson.dumps(body), media_type="application/json")
+    missing = {
+        "code": "not_found",
+        "message": "this service has no public URL: start remem serve with --public-url",
+    }
+
+    async def metadata(request: Request) -> Response:
+        if public_url is None:
+            return Response(orjson.dumps(missing), 404, media_type="application/json")
+        return Response(orjson.dumps(body), media_type="application/json")
+
+    return metadata
 
 
-def mount(app: Any, authenticate: Authenticate, view_of: ViewOf) -> None:
+def mount(
+    app: Any, authenticate: Authenticate, view_of: ViewOf, *, public_url: str | None = None
+) -> None:
     """Serve MCP at ``/mcp`` on the Starlette/FastAPI ``app`` (and its metadata route), the
-    session manager running for the app's lifespan."""
+    session manager running for the app's lifespan. ``public_url``: the service's public
+    address (``https://memory.example.com``), the metadata's base; ``None``: none."""
     server = build_server(_resolver(view_of))
     manager = StreamableHTTPSessionManager(
         app=server, stateless=True, json_response=True, security_settings=security_from_env()
     )
-    app.router.routes.append(Route(PATH, endpoint=_Endpoint(manager, authenticate)))
-    app.router.routes.append(Route(METADATA_PATH, endpoint=_metadata, methods=["GET"]))
+    base = public_url.rstrip("/") if public_url else None
+    metadata = None if base is None else base + METADATA_PATH
+    app.router.routes.append(Route(PATH, endpoint=_Endpoint(manager, authenticate, metadata)))
+    app.router.routes.append(Route(METADATA_PATH, endpoint=_metadata(base), methods=["GET"]))
     previous = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

@@ -41,9 +41,9 @@ class ConfigRecord:
 
 
 def check_names(collection: str, key: str | None = None) -> None:
-    if not _COLLECTION.match(collection):
+    if not _COLLECTION.fullmatch(collection):
         raise InvalidInput(f"collection name {collection!r} is not allowed: use [a-z0-9_]+")
-    if key is not None and (not _KEY.match(key) or key.endswith((".json", ".tmp"))):
+    if key is not None and (not _KEY.fullmatch(key) or key.endswith((".json", ".tmp"))):
         raise InvalidInput(
             f"record key {key!r} is not allowed: use 1-128 letters, digits, '_.:@-', "
             "starting with a letter or digit"

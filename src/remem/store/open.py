@@ -9,6 +9,7 @@ from pathlib import Path
 from remem.errors import InvalidInput, StoreError
 from remem.store.base import Backend
 from remem.store.jsonl import JsonlBackend
+from remem.store.location import redact
 from remem.store.memory import URL as MEMORY_URL
 from remem.store.memory import MemoryBackend
 
@@ -32,7 +33,8 @@ def open_backend(location: str | Path) -> Backend:
     try:
         return _open_backend(location)
     except OSError as exc:
-        raise StoreError(f"cannot use data location {str(location)[:200]!r}: {exc}") from None
+        where = redact(str(location))[:200]  # a PostgreSQL URL's password stays out
+        raise StoreError(f"cannot use data location {where!r}: {exc}") from None
 
 
 def _open_backend(location: str | Path) -> Backend:

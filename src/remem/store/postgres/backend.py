@@ -25,9 +25,10 @@ import orjson
 from remem.core.names import check_agent
 from remem.errors import Conflict, InvalidInput, NotFound, StoreError
 from remem.store.config import ConfigRecord, _next_version, check_names
+from remem.store.location import redact
 from remem.store.postgres.cache import KEPT, PgCache
 from remem.store.postgres.changes import Listener
-from remem.store.postgres.connect import Pool, db_error, redact
+from remem.store.postgres.connect import Pool, open_error
 from remem.store.postgres.events import PgEventLog
 from remem.store.postgres.keyring import Keyring
 from remem.store.postgres.schema import (
@@ -45,6 +46,8 @@ class PgBackend:
     """A :class:`~remem.store.base.Backend` on one PostgreSQL database."""
 
     def __init__(self, url: str) -> None:
+        #: Where the database is, for the operator's CLI (no password). What a service
+        #: answers (errors, trash and scrub results) names no part of it.
         self.url = redact(url)
         self.pool = Pool(url)
         self._listener = Listener(url)
@@ -57,7 +60,7 @@ class PgBackend:
             self._check_key()
         except self.pool.errors as exc:
             self.pool.close()
-            raise db_error(exc, self.url) from None
+            raise open_error(exc, self.url) from None
         except BaseException:
             self.pool.close()
             raise
@@ -165,7 +168,7 @@ class PgBackend:
                 "DELETE FROM remem_agents WHERE agent = %s RETURNING agent", (agent,)
             ).fetchone()
             if row is None:
-                raise NotFound(f"no agent named {agent!r} in {self.url}")
+                raise NotFound(f"no agent named {agent!r} in the database")
             for table in (
                 "remem_events",
                 "remem_tombstones",
@@ -177,7 +180,7 @@ class PgBackend:
                 "remem_keys",
             ):
                 conn.execute(f"DELETE FROM {table} WHERE agent = %s", (agent,))
-        return f"{self.url} (agent {agent} deleted)"
+        return f"the PostgreSQL database (agent {agent} deleted)"
 
     def scrub(self, agent: str) -> list[str]:
         check_agent(agent)
@@ -185,7 +188,7 @@ class PgBackend:
             rows = conn.execute(
                 "DELETE FROM remem_caches WHERE agent = %s RETURNING name", (agent,)
             ).fetchall()
-        return [f"{self.url} cache {r[0]} of {agent}" for r in rows]
+        return [f"PostgreSQL cache {r[0]} of {agent}" for r in rows]
 
     def cache(self, agent: str, name: str) -> PgCache | None:
         """The catalog snapshot in ``remem_caches``; other caches stay in the agent's state."""
@@ -216,7 +219,7 @@ class PgBackend:
                 "SELECT secret FROM remem_secrets WHERE agent = %s", (agent,)
             ).fetchone()
         if bytes(row[0]) != secret:
-            raise Conflict(f"agent {agent!r} already has another secret in {self.url}")
+            raise Conflict(f"agent {agent!r} already has another secret in the database")
 
     # -- the service's records ----------------------------------------------------------
 

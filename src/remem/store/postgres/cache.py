@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from remem.store.postgres.connect import Pool, redact
+from remem.store.postgres.connect import Pool
 
 #: The caches this backend keeps in the database.
 KEPT = frozenset({"catalog"})
@@ -25,7 +25,7 @@ class PgCache:
         self._pool = pool
         self._agent = agent
         self._name = name
-        self.label = f"{redact(pool.url)} cache {name} of {agent}"  # logged: no password
+        self.label = f"PostgreSQL cache {name} of {agent}"  # in logs and messages: no URL
 
     def _body(self) -> bytes | None:
         try:

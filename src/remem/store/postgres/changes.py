@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from remem.store.location import redact
 from remem.store.postgres.connect import psycopg_modules
 
 CHANNEL = "remem_changes"
@@ -74,7 +75,7 @@ class Listener:
                         for note in conn.notifies(timeout=0.5, stop_after=64):
                             self._on(note.payload)
             except psycopg.Error as exc:
-                log.warning("change signals: %s; reconnecting in %.1fs", exc, delay)
+                log.warning("change signals: %s; reconnecting in %.1fs", redact(str(exc)), delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, 5.0)
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from remem.errors import InvalidInput, StoreError
+from remem.store.location import redact
 from remem.store.postgres.scope_key import CHALLENGE, quote_ident, sign
 
 #: Connections one backend keeps at most (each writing agent holds one for its write).
@@ -34,18 +35,28 @@ def psycopg_modules() -> tuple[Any, Any]:
 
 
 def db_error(exc: BaseException, url: str) -> StoreError:
-    """A database failure as a ``StoreError`` (one line; whether it applied is unknown)."""
+    """A database failure as a ``StoreError`` (one line; whether it applied is unknown).
+
+    The message, which a service sends to its callers, names the failure's class and
+    SQLSTATE only: the driver's words can hold the host, port, role and database. They
+    are in ``detail`` (with the location, passwords removed) for the CLI and the log."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StoreError(f"PostgreSQL at {redact(url)}: {first}", applied=None)
+    state = getattr(exc, "sqlstate", None)
+    what = type(exc).__name__ + (f", SQLSTATE {state}" if isinstance(state, str) else "")
+    return StoreError(
+        f"the PostgreSQL store failed ({what}); whether the change was applied is unknown: "
+        "retry later, and see the service's log for the cause",
+        applied=None,
+        detail=f"PostgreSQL at {redact(url)}: {redact(first)}",
+    )
 
 
-def redact(url: str) -> str:
-    """``url`` without a password."""
-    if "@" not in url or "://" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}" if ":" in creds else url
+def open_error(exc: BaseException, url: str) -> StoreError:
+    """A failure to open the database (the CLI, a service's start): nothing changed, and
+    the operator reads it, so it names where and why (passwords removed)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    where = f"cannot open PostgreSQL at {redact(url)}: {redact(first)}"
+    return StoreError(where, detail=where)
 
 
 def connect(url: str, **kwargs: Any) -> Any:
@@ -54,7 +65,7 @@ def connect(url: str, **kwargs: Any) -> Any:
     try:
         return psycopg.connect(url, **kwargs)
     except psycopg.Error as exc:
-        raise db_error(exc, url) from None
+        raise open_error(exc, url) from None
 
 
 #: Begins a transaction and reads its challenge.
@@ -88,7 +99,7 @@ class Pool:
             )
             self._pool.wait(timeout=30.0)
         except (psycopg.Error, pool_mod.PoolTimeout) as exc:
-            raise db_error(exc, url) from None
+            raise open_error(exc, url) from None
         self._key: bytes | None = None
         self._path = ""
         self._psycopg = psycopg

@@ -58,8 +58,21 @@
       history.replaceState(null, "", location.pathname + location.search);
     }
     let answer;
-    if (token) answer = await api("POST", "/pad/session", { token });
-    else answer = await api("GET", "/pad/session");
+    if (token) {
+      answer = await api("POST", "/pad/session", { token });
+      // Signed in as another member already: the server left the link unused; the
+      // person decides whether it replaces the session (else a crafted link could sign
+      // them in as someone else, and what they type would land in that memory).
+      if (answer.status === 409 && answer.data && answer.data.link && answer.data.signed_in) {
+        if (await askSwitch(answer.data.signed_in, answer.data.link)) {
+          answer = await api("POST", "/pad/session", { token, replace: true });
+        } else {
+          answer = await api("GET", "/pad/session");
+        }
+      }
+    } else {
+      answer = await api("GET", "/pad/session");
+    }
     if (answer.status !== 200 && answer.status !== 201) {
       $("signed-out").hidden = false;
       $("app").hidden = true;
@@ -75,6 +88,24 @@
     await reload();
     await loadChoices();
     if (slotKeyText) await openSlot(slotKeyText);
+  }
+
+  // Asks whether the link's member replaces the one signed in; resolves true or false.
+  function askSwitch(current, link) {
+    $("who").textContent = "Signed in as " + current.member + " with " + current.agent + ".";
+    $("switch-question").textContent =
+      "You are signed in as " + current.member + " with " + current.agent +
+      ". This link signs in " + link.member + " with " + link.agent +
+      " instead. Only switch if this is your link.";
+    $("switch-yes").textContent = "Sign in as " + link.member;
+    $("switch-no").textContent = "Stay signed in as " + current.member;
+    $("switch").hidden = false;
+    $("switch-no").focus();
+    return new Promise((resolve) => {
+      const answer = (yes) => () => { $("switch").hidden = true; resolve(yes); };
+      $("switch-yes").addEventListener("click", answer(true), { once: true });
+      $("switch-no").addEventListener("click", answer(false), { once: true });
+    });
   }
 
   // -- the end-to-end encrypted DM slot (e2ee.js does the cryptography) -------------------
