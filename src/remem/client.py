@@ -36,7 +36,13 @@ from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
 from remem.error_table import error_from_body
-from remem.errors import InvalidInput, StoreError, Unauthenticated
+from remem.errors import (
+    BodyTooLarge,
+    HeadersTooLarge,
+    InvalidInput,
+    StoreError,
+    Unauthenticated,
+)
 from remem.http.routes import BY_NAME, MAX_CHANGES_WAIT
 from remem.schema import from_json, to_json
 
@@ -175,8 +181,11 @@ class RemoteMemory:
         if status == 401:
             message = data.get("message") if isinstance(data, dict) else None
             return Unauthenticated(str(message or "the service refused the token (401)"))
-        if status == 413:
-            return InvalidInput("the request body is over the service's size limit")
+        if status in (413, 431) and not (isinstance(data, dict) and "code" in data):
+            # A proxy's answer, not the service's error body: the same class all the same.
+            if status == 413:
+                return BodyTooLarge("the request body is over the service's size limit (413)")
+            return HeadersTooLarge("the request's headers are over the service's limits (431)")
         return error_from_body(data)
 
     # -- MemoryImpl -----------------------------------------------------------------------

@@ -135,6 +135,27 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
     metavar="ORIGIN",
     help="A browser origin allowed to call the API with a token (repeatable; default none).",
 )
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Open connections a process keeps; past it new ones are closed at once.",
+)
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a request's line and headers may take to arrive before the connection is closed.",
+)
+@click.option(
+    "--http-parser",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "httptools", "h11"]),
+    help="uvicorn's HTTP/1.1 parser (auto: httptools when installed); the limits hold for either.",
+)
 @click.option("--test-clock", is_flag=True, hidden=True)
 @pass_ctx
 @handle_errors
@@ -147,6 +168,9 @@ def serve_cmd(
     public_url: str | None,
     link_minutes: int,
     cors_origins: tuple[str, ...],
+    max_connections: int,
+    header_timeout: float,
+    http_parser: str,
     test_clock: bool,
 ) -> None:
     """Serve every governed action over HTTP (needs remem[server]).
@@ -175,6 +199,11 @@ def serve_cmd(
     from remem.http.app import check_origin  # a bad origin is an error now
 
     os.environ["REMEM_SERVE_CORS_ORIGINS"] = " ".join(check_origin(o) for o in cors_origins)
+    from remem.http.protocols import protocol_for
+
+    protocol = protocol_for(http_parser)  # the request-head limits hold for either parser
+    os.environ["REMEM_SERVE_MAX_CONNECTIONS"] = str(max_connections)
+    os.environ["REMEM_SERVE_HEADER_TIMEOUT"] = str(header_timeout)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)
@@ -184,6 +213,7 @@ def serve_cmd(
         host=host,
         port=port,
         workers=workers,
+        http=protocol,
         access_log=False,
         server_header=False,
         log_level="warning",
