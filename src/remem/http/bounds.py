@@ -17,7 +17,9 @@ less on some routes                             ``Content-Length`` before the ro
 The errors are :class:`~remem.errors.HeadersTooLarge` and
 :class:`~remem.errors.BodyTooLarge`, in the one error body (:mod:`remem.error_table`).
 A refused request's connection is closed (``Connection: close``), so the rest of an
-oversized request is never read.
+oversized request is never read; so is the connection of any request answered before its
+body was read (a 401 before a route reads anything), which would otherwise read the rest
+to find the next request.
 """
 
 from __future__ import annotations
@@ -89,6 +91,10 @@ def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
+def _chunked(headers: list[tuple[bytes, bytes]]) -> bool:
+    return any(n == b"transfer-encoding" and b"chunked" in v.lower() for n, v in headers)
+
+
 class RequestBounds:
     """ASGI middleware over the whole application: no route reads more headers or body
     than the limits (see the module docstring), so no route can forget them.
@@ -115,22 +121,26 @@ class RequestBounds:
         if declared is not None and declared > limit:
             await _answer(send, body_too_large(limit))
             return
-        await _Counted(self.app, limit).run(scope, receive, send)
+        expects_body = bool(declared) or _chunked(headers)
+        await _Counted(self.app, limit, expects_body).run(scope, receive, send)
 
 
 class _Counted:
     """One request whose body is counted as the route reads it: past the limit, the read
     raises :class:`BodyTooLarge` and this answers 413, whatever the route does next."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, expects_body: bool) -> None:
         self.app, self.limit = app, limit
         self.received, self.refused, self.started = 0, False, False
+        #: Whether body bytes may still come (the route has not read them all).
+        self.unread = expects_body
 
     async def run(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def bounded_receive() -> Message:
             message = await receive()
             if message["type"] == "http.request":
                 self.received += len(message.get("body", b""))
+                self.unread = bool(message.get("more_body"))
                 if self.received > self.limit:
                     self.refused = True
                     raise body_too_large(self.limit)
@@ -139,6 +149,9 @@ class _Counted:
         async def guarded_send(message: Message) -> None:
             if self.refused:  # the 413 below answers instead
                 return
+            if message["type"] == "http.response.start" and self.unread:
+                close = (b"connection", b"close")  # else the server reads on to the next request
+                message = {**message, "headers": [*message.get("headers", []), close]}
             self.started = True
             await send(message)
 

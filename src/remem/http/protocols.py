@@ -40,7 +40,7 @@ from remem.http.bounds import MAX_FIELDS, MAX_HEAD, headers_too_large, raw_respo
 #: Defaults of ``remem serve --max-connections`` and ``--header-timeout`` (seconds).
 MAX_CONNECTIONS, HEADER_TIMEOUT = 1000, 10.0
 #: How long, and how many bytes, a connection closed mid-request reads and drops.
-LINGER_SECONDS, LINGER_BYTES = 1.0, 1 << 20
+LINGER_SECONDS, LINGER_BYTES = 1.0, 256 * 1024
 #: ``remem serve --http-parser`` → the protocol class uvicorn imports.
 PROTOCOLS = {
     "httptools": "remem.http.protocols:BoundedHttpTools",
