@@ -29,11 +29,13 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from http_server import Server, serve
 from remem import Memory, RunContext
-from remem.error_table import MAX_ERROR_BYTES
+from remem.error_table import MAX_ERROR_BYTES, error_body
+from remem.errors import Conflict, Denied, InvalidInput, Rejected, shown_keys
 from remem.http.tokens import create_token
 
 AGENT = "yuko"
@@ -376,6 +378,31 @@ def test_errors_name_at_most_five_keys_and_stay_under_2_kib(servers: dict[str, A
         assert len(raw) <= MAX_ERROR_BYTES + 200, raw[:300]  # the JSON-RPC frame around it
         reply = json.loads(raw)
         assert "error" in reply or reply["result"]["isError"]
+
+
+def test_the_error_body_is_bounded_whatever_raised_it(tmp_path: Path) -> None:
+    """The cap holds centrally (every adapter's body), a 409's ``current`` aside."""
+    for error in (
+        InvalidInput("x" * 1_000_000),
+        InvalidInput("\x00" * 100_000),  # six bytes of JSON a character
+        Denied("no", rule="r" * 100_000),
+        Rejected("no", reason="\x01" * 100_000),
+    ):
+        body = error_body(error)
+        assert len(orjson.dumps(body)) <= MAX_ERROR_BYTES
+        assert body["message"] == error.message or body["message"].endswith("…")
+    mem = Memory.open(str(tmp_path / "data"))
+    try:
+        note = mem.remember(OWNER, "Uses metric units. " * 20, scope="agent")
+    finally:
+        mem.close()
+    body = error_body(Conflict("stale " * 1000, current=note))
+    current = body.pop("current")
+    assert len(orjson.dumps(body)) <= MAX_ERROR_BYTES  # the message is cut ...
+    assert current["text"] == note.text  # ... never the current note
+    assert shown_keys(["b" * 100, "a", "c", "d", "e", "f", "g"]) == (
+        "['a', 'b" + "b" * 39 + "…', 'c', 'd', 'e', and 2 more]"
+    )
 
 
 # -- the bounded-resources check --------------------------------------------------------
