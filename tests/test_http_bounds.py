@@ -502,6 +502,7 @@ def test_unauthenticated_floods_leave_memory_and_recall_alone(servers: dict[str,
             time.sleep(0.5)  # the attack is under way (it lasts 3 s)
             busy_p50 = _recall_p50(member)
             out, _ = attack.communicate(timeout=60)
+            answered = select.select(polls, [], [], 0)[0]
         finally:
             stop.set()
             sampler.join()
@@ -509,6 +510,7 @@ def test_unauthenticated_floods_leave_memory_and_recall_alone(servers: dict[str,
                 sock.close()
             owner.remember(OWNER, "Ends the long polls.", scope="agent")
         results = json.loads(out)
+        assert answered == []  # every long poll was held throughout
         assert len(results) >= 8
         assert all(sent < SENT_BOUND for sent, _ in results)
         # /mcp authenticates before it reads a body: 401, its connection closed.
