@@ -121,10 +121,11 @@ class _Closing:
 
 class _Bounded(asyncio.Protocol):
     """What both parsers' protocols add (see the module docstring). A concrete class says
-    whether its parser is between request heads' first byte and their end
-    (:meth:`_in_head`), how many connections are open, and whether a response is under
-    way; it calls :meth:`_head_done` when a head is complete."""
+    whether the next bytes its parser reads belong to a request head (:meth:`_in_head`)
+    or to a body (:meth:`_in_body`), how many connections are open, and whether a
+    response is under way."""
 
+    _closer: _Closing | None = None
     _bounded: asyncio.Transport | None = None
     _head_bytes = 0
     _head_timer: asyncio.TimerHandle | None = None
@@ -148,7 +149,8 @@ class _Bounded(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are no asyncio.Transport subclasses, but have its methods.
-        self._bounded = cast(asyncio.Transport, _Closing(cast(asyncio.Transport, transport), self))
+        self._closer = _Closing(cast(asyncio.Transport, transport), self)
+        self._bounded = cast(asyncio.Transport, self._closer)
         super().connection_made(self._bounded)
         if self._open_connections() > limits_from_env().max_connections:
             transport.close()
@@ -160,8 +162,8 @@ class _Bounded(asyncio.Protocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if isinstance(self._bounded, _Closing) and self._bounded.lingering:
-            self._bounded.drop(data)
+        if self._closer is not None and self._closer.lingering:
+            self._closer.drop(data)
             return
         # A head's bytes go to the parser at most MAX_HEAD at a time: once a head is
         # complete the rest (a body, the next request) goes on its own way.
