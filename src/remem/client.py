@@ -37,7 +37,14 @@ from remem.app.subscription import Change
 from remem.context import RunContext
 from remem.core.model import Basis, Kind, Note, Scope, Source, Status, format_ts
 from remem.error_table import error_from_body
-from remem.errors import InvalidInput, StoreError, TooManyRequests, Unauthenticated
+from remem.errors import (
+    BodyTooLarge,
+    HeadersTooLarge,
+    InvalidInput,
+    StoreError,
+    TooManyRequests,
+    Unauthenticated,
+)
 from remem.http.routes import BY_NAME, MAX_CHANGES_WAIT
 from remem.schema import from_json, to_json
 
@@ -183,11 +190,14 @@ class RemoteMemory:
         if status == 401:
             message = data.get("message") if isinstance(data, dict) else None
             return Unauthenticated(str(message or "the service refused the token (401)"))
-        if status == 413:
-            return InvalidInput("the request body is over the service's size limit")
         if status == 429:
             seconds = float(retry_after) if retry_after and retry_after.isdigit() else 1.0
             return error_from_body(data, retry_after=seconds)
+        if status in (413, 431) and not (isinstance(data, dict) and "code" in data):
+            # A proxy's answer, not the service's error body: the same class all the same.
+            if status == 413:
+                return BodyTooLarge("the request body is over the service's size limit (413)")
+            return HeadersTooLarge("the request's headers are over the service's limits (431)")
         return error_from_body(data)
 
     # -- MemoryImpl -----------------------------------------------------------------------

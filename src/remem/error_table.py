@@ -5,6 +5,8 @@ and the one error body they all send.
 error              exit   HTTP    JSON-RPC  why
 =================  =====  ======  ========  ==================================================
 InvalidInput       2      422     -32602    a malformed argument: JSON-RPC's "invalid params"
+BodyTooLarge       2      413     -32011    a request body over the route's limit
+HeadersTooLarge    2      431     -32012    a request line and headers over the limits
 Denied             3      403     -32001    authenticated, but the rule in ``rule`` refuses
 Rejected           4      422     -32004    write policy refused the content (``reason``)
 NotFound           5      404     -32002    MCP's own code for a resource that is not there
@@ -32,6 +34,8 @@ the server (-32000 to -32099).
 The body (:func:`error_body`) is ``{"code", "message"}`` plus ``rule`` for ``Denied``,
 ``reason`` for ``Rejected`` and ``current`` (the note's JSON form, see
 :mod:`remem.schema`, or an encrypted DM slot's) for a ``Conflict`` that knows it.
+Without ``current`` a body is at most :data:`MAX_ERROR_BYTES` as JSON, whatever the
+input: a longer message is cut (``current`` is bounded by the note's own limits).
 """
 
 from __future__ import annotations
@@ -39,13 +43,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from remem.app.dm_slot import DmSlot
 from remem.core.model import Note
 from remem.errors import (
+    BodyTooLarge,
     ConfigError,
     Conflict,
     CorruptLog,
     Denied,
+    HeadersTooLarge,
     InvalidInput,
     NotDurable,
     NotFound,
@@ -71,6 +79,8 @@ class ErrorMapping:
 #: Every error class remem defines, with its answers (see the module docstring).
 ERROR_TABLE: dict[type[RememError], ErrorMapping] = {
     InvalidInput: ErrorMapping(2, 422, -32602),
+    BodyTooLarge: ErrorMapping(2, 413, -32011),
+    HeadersTooLarge: ErrorMapping(2, 431, -32012),
     Denied: ErrorMapping(3, 403, -32001),
     Rejected: ErrorMapping(4, 422, -32004),
     NotFound: ErrorMapping(5, 404, -32002),
@@ -108,17 +118,35 @@ def rpc_code(error: RememError) -> int:
     return mapping_for(error).rpc_code
 
 
+#: The most bytes an error body's JSON takes, ``current`` aside (see the module docstring).
+MAX_ERROR_BYTES = 2048
+#: The most characters of a ``rule`` or ``reason`` (both are the service's own names).
+_MAX_NAME = 200
+
+
 def error_body(error: RememError) -> dict[str, Any]:
     """The one error body: ``{"code", "message"}``, plus ``rule`` (Denied), ``reason``
-    (Rejected) and ``current`` (Conflict) where they apply."""
+    (Rejected) and ``current`` (Conflict) where they apply; without ``current``, at most
+    :data:`MAX_ERROR_BYTES` as JSON (a longer message is cut and ends with ``…``)."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if isinstance(error, Denied) and error.rule:
-        body["rule"] = error.rule
+        body["rule"] = error.rule[:_MAX_NAME]
     if isinstance(error, Rejected):
-        body["reason"] = error.reason
+        body["reason"] = error.reason[:_MAX_NAME]
+    _bound(body)
     if isinstance(error, Conflict) and error.current is not None:
         body["current"] = to_json(error.current)
     return body
+
+
+def _bound(body: dict[str, Any]) -> None:
+    """Cut ``body["message"]`` until the body's JSON fits :data:`MAX_ERROR_BYTES`."""
+    size = len(orjson.dumps(body))
+    while size > MAX_ERROR_BYTES and len(body["message"]) > 1:
+        message = str(body["message"])
+        # Each character is at least one byte of JSON, and "…" is three.
+        body["message"] = message[: max(0, len(message) - (size - MAX_ERROR_BYTES) - 3)] + "…"
+        size = len(orjson.dumps(body))
 
 
 def error_from_body(body: object, retry_after: float | None = None) -> RememError:
@@ -174,6 +202,7 @@ def _error_classes() -> list[type[RememError]]:
 
 __all__ = [
     "ERROR_TABLE",
+    "MAX_ERROR_BYTES",
     "ErrorMapping",
     "error_body",
     "error_body_schema",

@@ -10,6 +10,8 @@ message that says what was wrong and how to fix it::
      ├── NotFound        no such note / run / agent visible to this context
      ├── Conflict        stale ``if_version``
      ├── InvalidInput    a malformed argument (unknown scope, bad id, empty query ...)
+     │    ├── BodyTooLarge     a service request's body over its limit (HTTP 413)
+     │    └── HeadersTooLarge  a request line and headers over the limits (HTTP 431)
      ├── ConfigError     remem.toml is malformed or names an unknown key
      ├── Unauthenticated  no host token, or one the service does not know (HTTP 401)
      ├── TooManyRequests  a principal holds all its concurrent waits (HTTP 429)
@@ -24,6 +26,7 @@ through the one table in :mod:`remem.error_table`, which also builds the error b
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -85,6 +88,35 @@ class InvalidInput(RememError):
     """An argument is malformed (unknown scope name, bad id, wrong type)."""
 
     code = "invalid"
+
+
+class BodyTooLarge(InvalidInput):
+    """A request to ``remem serve`` whose body is over the route's limit, refused by its
+    ``Content-Length`` or while it streams, before it is buffered (HTTP 413)."""
+
+    code = "body_too_large"
+
+
+class HeadersTooLarge(InvalidInput):
+    """A request to ``remem serve`` whose request line and headers are over the service's
+    limits (bytes or fields), refused while they arrive (HTTP 431)."""
+
+    code = "headers_too_large"
+
+
+#: How many offending keys an error names, and how many characters of each.
+SHOWN_KEYS, SHOWN_KEY_CHARS = 5, 40
+
+
+def shown_keys(keys: Iterable[object]) -> str:
+    """Offending keys (unknown fields, arguments, parameters) as an error names them: the
+    first :data:`SHOWN_KEYS` in sorted order, each cut to :data:`SHOWN_KEY_CHARS`
+    characters, and how many more there are, so an error never grows with its input."""
+    names = sorted(str(k) for k in keys)
+    shown = [k if len(k) <= SHOWN_KEY_CHARS else k[:SHOWN_KEY_CHARS] + "…" for k in names]
+    text = ", ".join(repr(k) for k in shown[:SHOWN_KEYS])
+    more = len(names) - SHOWN_KEYS
+    return f"[{text}, and {more} more]" if more > 0 else f"[{text}]"
 
 
 class ConfigError(RememError):

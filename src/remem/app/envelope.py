@@ -23,7 +23,7 @@ from typing import Any
 
 from remem.context import OWNER_ACTOR, Role, RunContext, RunKind
 from remem.core.text import check_id
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, shown_keys
 
 #: The keys of the form, in its order.
 ENVELOPE_KEYS = ("agent", "kind", "channel", "actor", "role", "run_id")
@@ -79,7 +79,7 @@ def _id_field(data: Mapping[str, Any], key: str, *, required: bool) -> str | Non
 def _expect(key: str, value: object, wanted: object, kind: RunKind, fix: str) -> None:
     if value != wanted:
         shown = "null" if wanted is None else repr(wanted)
-        raise _bad(key, f"a {kind.value!r} run has {key} {shown}, not {value!r}; {fix}")
+        raise _bad(key, f"a {kind.value!r} run has {key} {shown}, not {value!r:.60}; {fix}")
 
 
 def envelope_from_json(data: object) -> RunContext:
@@ -94,12 +94,12 @@ def envelope_from_json(data: object) -> RunContext:
             f"not {type(data).__name__}"
         )
     missing = [k for k in ENVELOPE_KEYS if k not in data]
-    unknown = sorted(str(k)[:40] for k in data if k not in ENVELOPE_KEYS)
+    unknown = [k for k in data if k not in ENVELOPE_KEYS]
     if missing or unknown:
         raise InvalidInput(
             f"a run envelope has exactly the keys {', '.join(ENVELOPE_KEYS)} "
             f"(null where a run has none); missing: {missing or 'none'}, "
-            f"unknown: {unknown or 'none'}"
+            f"unknown: {shown_keys(unknown) if unknown else 'none'}"
         )
     kind = _enum_field(data, "kind", RunKind)
     role = _enum_field(data, "role", Role)

@@ -152,6 +152,27 @@ def tokens_revoke(obj: Ctx, name: str) -> None:
     type=click.IntRange(1, 86_400),
     help="An event stream ends after this long; clients resume with Last-Event-ID.",
 )
+@click.option(
+    "--max-connections",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Open connections a process keeps; past it new ones are closed at once.",
+)
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a request's line and headers may take to arrive before the connection is closed.",
+)
+@click.option(
+    "--http-parser",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "httptools", "h11"]),
+    help="uvicorn's HTTP/1.1 parser (auto: httptools when installed); the limits hold for either.",
+)
 @click.option("--test-clock", is_flag=True, hidden=True)
 @pass_ctx
 @handle_errors
@@ -166,6 +187,9 @@ def serve_cmd(
     cors_origins: tuple[str, ...],
     max_waits_per_principal: int,
     stream_max_seconds: int,
+    max_connections: int,
+    header_timeout: float,
+    http_parser: str,
     test_clock: bool,
 ) -> None:
     """Serve every governed action over HTTP (needs remem[server]).
@@ -206,6 +230,11 @@ def serve_cmd(
     os.environ["REMEM_SERVE_CORS_ORIGINS"] = " ".join(check_origin(o) for o in cors_origins)
     os.environ["REMEM_SERVE_MAX_WAITS"] = str(max_waits_per_principal)
     os.environ["REMEM_SERVE_STREAM_MAX_SECONDS"] = str(stream_max_seconds)
+    from remem.http.protocols import protocol_for
+
+    protocol = protocol_for(http_parser)  # the request-head limits hold for either parser
+    os.environ["REMEM_SERVE_MAX_CONNECTIONS"] = str(max_connections)
+    os.environ["REMEM_SERVE_HEADER_TIMEOUT"] = str(header_timeout)
     if test_clock:  # tests only: clients set the time with a header
         os.environ["REMEM_SERVE_TEST_CLOCK"] = "1"
         click.echo("remem serve: --test-clock: clients set the time (tests only)", err=True)
@@ -215,6 +244,7 @@ def serve_cmd(
         host=host,
         port=port,
         workers=workers,
+        http=protocol,
         access_log=False,
         server_header=False,
         log_level="warning",

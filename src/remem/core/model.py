@@ -257,7 +257,7 @@ def parse_ts(value: str | datetime | None, what: str = "timestamp") -> datetime 
             parsed = datetime.fromisoformat(value)
         except (TypeError, ValueError):
             raise InvalidInput(
-                f"{what} {value!r} is not an ISO 8601 time; use e.g. 2026-07-10T12:00:00Z"
+                f"{what} {value!r:.60} is not an ISO 8601 time; use e.g. 2026-07-10T12:00:00Z"
             ) from None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from remem.context import Role
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, shown_keys
 from remem.formation.extract import Message
 
 _FIELDS = {"author", "role", "text", "message_id", "ts"}
@@ -36,7 +36,7 @@ def read_archive(archive: str | Path | Iterable[dict[str, Any]]) -> tuple[list[M
         if unknown or "text" not in row:
             raise InvalidInput(
                 f"archive line {number}: expected author, role, text, message_id, ts"
-                + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "")
+                + (f" (unknown: {shown_keys(unknown)})" if unknown else "")
             )
         messages.append(
             Message(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from remem.core.text import check_optional_id, check_str
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, shown_keys
 
 #: The longest message ``learn`` reads (characters).
 MAX_MESSAGE_CHARS = 8_000
@@ -30,7 +30,7 @@ def check_messages(messages: Sequence[Any], summary: str | None) -> None:
             unknown = set(msg) - _FIELDS
             if unknown:
                 raise InvalidInput(
-                    f"message {number} has unknown fields {sorted(map(str, unknown))[:5]}; "
+                    f"message {number} has unknown fields {shown_keys(unknown)}; "
                     "a message has author, role, text, message_id and ts"
                 )
             text, author, mid = msg.get("text"), msg.get("author"), msg.get("message_id")

@@ -128,7 +128,7 @@ def _role(value: Role | str) -> Role | str:
         return Role(text)
     except ValueError:
         raise InvalidInput(
-            f"message role {value!r} is not a role: use owner, admin, member, unpaired, cron, "
+            f"message role {value!r:.60} is not a role: use owner, admin, member, unpaired, cron, "
             "sop, webhook or agent"
         ) from None
 

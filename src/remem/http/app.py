@@ -17,6 +17,8 @@ sent unless ``cors_origins`` are configured (browsers keep other origins out), `
 is off, and the access log (logger
 ``remem.http.access``, one JSON object a line) holds the route, the token's name, the
 status, the time and the serving process's id: never a token, a note's text or a query.
+Before any route runs, :class:`remem.http.bounds.RequestBounds` holds every request to
+the header-field and body limits (431, 413); ``Remem-Run`` is at most 4 KiB (422).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
 from remem.core.model import Note, parse_ts
 from remem.error_table import error_body, http_status
-from remem.errors import InvalidInput, RememError, StoreError, TooManyRequests
+from remem.errors import InvalidInput, RememError, StoreError, TooManyRequests, shown_keys
+from remem.http.bounds import MAX_BODY, RequestBounds
 from remem.http.events import HEARTBEAT, resume_position, stream
 from remem.http.member_wall import check_member_result
 from remem.http.openapi import document
@@ -65,10 +68,10 @@ from remem.schema import to_json
 from remem.service import Memory
 from remem.store.base import ConfigStore
 
-#: The largest request body accepted (the library's own text limits apply within it).
-MAX_BODY = 1 << 20
 #: The header holding the run envelope, and the test clock's (honoured only when asked).
 RUN_HEADER, TEST_NOW_HEADER = "remem-run", "remem-test-now"
+#: The longest ``Remem-Run`` header accepted (an envelope is six short fields).
+MAX_RUN_HEADER = 4096
 ACCESS = logging.getLogger("remem.http.access")
 _LOG = logging.getLogger("remem.http")
 _NOW: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("remem_now", default=None)
@@ -82,10 +85,6 @@ EVENTS_PATH = "/v1/agents/{agent}/events"
 #: Where :meth:`Service.principal` leaves the authenticated principal's label (a token's
 #: name, ``member-session``) on the request, for the access log line, denials included.
 _LABEL = "remem_label"
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def test_clock() -> datetime:
@@ -150,6 +149,11 @@ def _envelope(request: Request) -> Any:
         raise InvalidInput(
             "send the run envelope in the Remem-Run header: a JSON object with agent, kind, "
             "channel, actor, role and run_id"
+        )
+    if len(raw) > MAX_RUN_HEADER:
+        raise InvalidInput(
+            f"the Remem-Run header is over {MAX_RUN_HEADER} characters: send only the "
+            "envelope's six fields (agent, kind, channel, actor, role, run_id)"
         )
     try:
         return json.loads(raw)
@@ -258,9 +262,9 @@ def _subscribe(service: Service, request: Request) -> tuple[Any, Principal, str]
     token's name."""
     name, principal = service.principal(request)
     ctx = _context(principal, request)
-    unknown = sorted(k[:40] for k in request.query_params if k != "after")
+    unknown = [k for k in request.query_params if k != "after"]
     if unknown:
-        raise InvalidInput(f"unknown query parameter(s) {unknown}; expected ['after']")
+        raise InvalidInput(f"unknown query parameter(s) {shown_keys(unknown)}; expected ['after']")
     after = resume_position(request.headers.get("last-event-id"), request.query_params.get("after"))
     return service.view(principal).subscribe(ctx, after=after), principal, name
 
@@ -366,13 +370,9 @@ def _query(route: Route, request: Request) -> dict[str, Any]:
 
 
 async def _read(request: Request) -> bytes:
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise _TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """The body, which :class:`~remem.http.bounds.RequestBounds` keeps within the limit
+    (``BodyTooLarge`` past it)."""
+    return b"".join([chunk async for chunk in request.stream()])
 
 
 def error_response(exc: RememError) -> Response:
@@ -429,9 +429,6 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
                 result, _ = await run_in_threadpool(_serve, service, route, request, raw)
             headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
             response = _json(to_json(result), route.ok, headers)
-        except _TooLarge:
-            message = f"the request body is over {MAX_BODY} bytes"
-            response = _json({"code": "invalid", "message": message}, 413)
         except RememError as exc:
             response = error_response(exc)
         except Exception:
@@ -493,6 +490,8 @@ def create_app(
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
     add_pad_routes(app, mem)
     _mount_mcp(app, service)
+    # Inside CORS, so a browser console sees a 413 or 431 as such.
+    app.add_middleware(RequestBounds)
     if cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -5,9 +5,11 @@ result (:mod:`remem.schema`), so the document cannot drift from the code.
 Every operation lists every status it can return: its success status, 401 (no or a bad
 token), 403 (``Denied``: the rule in the body), 404, 409 (where a change can conflict),
 413 (a body over the limit), 422 (``InvalidInput``/``Rejected``), 429 (long polls and
-event streams: the principal holds all its waits; ``Retry-After``), 500
-(``ConfigError``) and 503 (store trouble); every error response is the one error body
-(:func:`remem.error_table.error_body_schema`).
+event streams: the principal holds all its waits; ``Retry-After``), 431 (a request line
+and headers over the limits, :mod:`remem.http.bounds`), 500 (``ConfigError``) and 503
+(store trouble); every error response is the one error body
+(:func:`remem.error_table.error_body_schema`). Any request may be answered 413 or 431,
+so the routes outside the table list them too.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ _ERRORS = {
     401: "no host token, or an unknown or revoked one",
     403: "Denied: the envelope is outside the token's grants, or a rule refuses (see rule)",
     404: "NotFound: no such note, run or revision visible to this envelope",
-    413: "the request body is over the size limit",
+    413: "BodyTooLarge: the request body is over the route's limit (1 MiB)",
     422: "InvalidInput or Rejected: a malformed argument or envelope, or refused content",
+    431: "HeadersTooLarge: the request line and headers are over 16 KiB or 100 fields",
     500: "ConfigError: the operator's remem.toml is broken",
     503: "the store cannot be used now (disk, lock, fsync): retry later",
 }
@@ -176,12 +179,18 @@ def document(title: str = "remem", version: str = "0.1.0") -> dict[str, Any]:
     }
 
 
+#: What any request may be answered before a route runs (:mod:`remem.http.bounds`).
+_ANY = (413, 431)
+
+
 def _health() -> dict[str, Any]:
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     ok = {"type": "object", "properties": {"status": {"const": "ok"}}, "required": ["status"]}
     return {
         "operationId": "healthz",
         "responses": {
-            "200": {"description": "serving", "content": {"application/json": {"schema": ok}}}
+            "200": {"description": "serving", "content": {"application/json": {"schema": ok}}},
+            **{str(s): {"description": _ERRORS[s], "content": error} for s in _ANY},
         },
     }
 
@@ -197,7 +206,10 @@ def _agents() -> dict[str, Any]:
                 "description": "the agents the token's grants name",
                 "content": {"application/json": {"schema": names}},
             },
-            **{str(s): {"description": _ERRORS[s], "content": error} for s in (401, 500, 503)},
+            **{
+                str(s): {"description": _ERRORS[s], "content": error}
+                for s in sorted((401, 500, 503, *_ANY))
+            },
         },
     }
 
@@ -241,7 +253,7 @@ def _events() -> dict[str, Any]:
             },
             **{
                 str(s): {"description": _ERRORS[s], "content": error}
-                for s in (401, 403, 404, 422, 500, 503)
+                for s in sorted((401, 403, 404, 422, 500, 503, *_ANY))
             },
             "429": _too_many(error),
         },

@@ -26,7 +26,7 @@ from remem.context import RunContext
 from remem.core.events import Event
 from remem.core.model import Note, Status
 from remem.core.projection import Revision
-from remem.errors import InvalidInput
+from remem.errors import InvalidInput, shown_keys
 from remem.formation.consolidate import ConsolidationReport
 from remem.formation.extract import LearnReport
 from remem.policy.channel import PolicyChange
@@ -107,9 +107,11 @@ def check_fields(
 ) -> dict[str, Any]:
     """``data`` checked against ``spec`` (types, required fields, no unknown keys), with
     the defaults filled in; ``InvalidInput`` naming the field otherwise."""
-    unknown = sorted(str(k)[:40] for k in data if k not in spec)
+    unknown = [k for k in data if k not in spec]
     if unknown:
-        raise InvalidInput(f"unknown {where} field(s) {unknown}; expected {sorted(spec)}")
+        raise InvalidInput(
+            f"unknown {where} field(s) {shown_keys(unknown)}; expected {sorted(spec)}"
+        )
     out = {}
     for key, (type_name, default) in spec.items():
         if key not in data:

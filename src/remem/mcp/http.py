@@ -35,11 +35,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from remem.app.principal import MemberSession, Principal, run_context
 from remem.context import RunContext
-from remem.error_table import error_body
+from remem.error_table import MAX_ERROR_BYTES, error_body
 from remem.errors import InvalidInput, Unauthenticated
 from remem.mcp import META_KEY
 from remem.mcp.server import build_server
@@ -134,7 +134,63 @@ class _Endpoint:
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})[_STATE_KEY] = principal
-        await self.manager.handle_request(scope, receive, send)
+        await self.manager.handle_request(scope, receive, _BoundedErrors(send))
+
+
+class _BoundedErrors:
+    """The ``send`` of one MCP request: a JSON-RPC error the SDK wrote itself (an unknown
+    method, a malformed request) echoes what it was sent; it is cut to the error table's
+    bound (:data:`~remem.error_table.MAX_ERROR_BYTES`) before it leaves. Other responses
+    pass as they are."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and _is_json(message):
+            self.start = message  # held until the body is whole (one JSON-RPC message)
+            return
+        if message["type"] != "http.response.body" or self.start is None:
+            await self.send(message)
+            return
+        self.chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = _bounded_error(b"".join(self.chunks))
+        headers = [(k, v) for k, v in self.start["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await self.send({**self.start, "headers": headers})
+        await self.send({"type": "http.response.body", "body": body})
+
+
+def _is_json(start: Message) -> bool:
+    return any(
+        k.lower() == b"content-type" and v.startswith(b"application/json")
+        for k, v in start.get("headers", [])
+    )
+
+
+def _bounded_error(raw: bytes) -> bytes:
+    """``raw`` with a JSON-RPC error's ``message`` and ``data`` cut, and an ``id`` that is
+    no id a client would send (a string over 200 characters) null, when it is longer
+    than :data:`~remem.error_table.MAX_ERROR_BYTES`."""
+    if len(raw) <= MAX_ERROR_BYTES:
+        return raw
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return raw
+    error["message"] = str(error.get("message", ""))[:400]
+    if not isinstance(error.get("data"), dict):  # remem's own data is the bounded error body
+        error.pop("data", None)
+    if isinstance(data.get("id"), str) and len(data["id"]) > 200:
+        data["id"] = None
+    return orjson.dumps(data)
 
 
 def _metadata(public_url: str | None) -> Callable[[Request], Any]:

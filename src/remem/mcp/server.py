@@ -53,7 +53,8 @@ async def _call(resolve: Resolver, ctx: ServerRequestContext[Any, Any], work: An
     try:
         return await anyio.to_thread.run_sync(job)
     except RememError as exc:
-        raise MCPError(rpc_code(exc), exc.message, error_body(exc)) from None
+        body = error_body(exc)  # its message cut to the error table's bound
+        raise MCPError(rpc_code(exc), body["message"], body) from None
 
 
 class _Handlers:

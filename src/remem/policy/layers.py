@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from remem.core.model import Kind
-from remem.errors import ConfigError, InvalidInput
+from remem.errors import ConfigError, InvalidInput, shown_keys
 from remem.policy.config import ALL_KINDS, DEFAULT_LIMITS, TOOL_NAMES, Limits
 
 _INFERRED_ORDER = {"auto": 0, "review": 2, "off": 3}
@@ -125,7 +125,7 @@ def _positive_int(key: str, value: Any) -> int:
 
 def _choice(key: str, value: Any, choices: Mapping[str, int]) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r}")
+        raise ConfigError(f"{key} must be one of {', '.join(choices)}, not {value!r:.60}")
     return value
 
 
@@ -133,7 +133,7 @@ def parse_value(key: str, value: Any) -> Any:
     """Validate one policy value; raises :class:`ConfigError` naming the key."""
     if key in ("enabled", "group_user_recall", "e2ee"):
         if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, not {value!r}")
+            raise ConfigError(f"{key} must be true or false, not {value!r:.60}")
         return value
     if key == "cross_channel_user_recall":
         if isinstance(value, bool):
@@ -141,12 +141,15 @@ def parse_value(key: str, value: Any) -> Any:
         return _choice(key, value, _CROSS_ORDER)
     if key == "kinds":
         if not isinstance(value, list | tuple | set | frozenset):
-            raise ConfigError(f"kinds must be a list such as ['preference', 'fact'], not {value!r}")
+            raise ConfigError(
+                f"kinds must be a list such as ['preference', 'fact'], not {value!r:.60}"
+            )
         try:
             return frozenset(Kind(str(v)) for v in value)
         except ValueError:
             raise ConfigError(
-                f"kinds holds an unknown kind in {value!r}; use {', '.join(k.value for k in Kind)}"
+                f"kinds holds an unknown kind in {value!r:.60}; "
+                f"use {', '.join(k.value for k in Kind)}"
             ) from None
     if key == "inferred":
         if isinstance(value, str) and value.startswith("evidence:"):
@@ -289,7 +292,8 @@ def channel_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         field_name = CHANNEL_KEYS.get(key)
         if field_name is None:
             raise InvalidInput(
-                f"unknown channel policy key {key!r}; use {', '.join([*CHANNEL_KEYS, 'stewards'])}"
+                f"unknown channel policy key {shown_keys([key])}; use "
+                f"{', '.join([*CHANNEL_KEYS, 'stewards'])}"
             )
         try:
             out[field_name] = parse_value(field_name, value)

@@ -45,7 +45,7 @@ def check_names(collection: str, key: str | None = None) -> None:
         raise InvalidInput(f"collection name {collection!r} is not allowed: use [a-z0-9_]+")
     if key is not None and (not _KEY.fullmatch(key) or key.endswith((".json", ".tmp"))):
         raise InvalidInput(
-            f"record key {key!r} is not allowed: use 1-128 letters, digits, '_.:@-', "
+            f"record key {key!r:.60} is not allowed: use 1-128 letters, digits, '_.:@-', "
             "starting with a letter or digit"
         )
 

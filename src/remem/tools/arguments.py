@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from remem.errors import shown_keys
+
 #: A key that tries to name whose memory to touch (after lowercasing, separators removed).
 _IDENTITY = re.compile(
     r"user|member|person|people|channel|agent|actor|scope|owner|group|tenant|account|"
@@ -54,18 +56,19 @@ def check_arguments(
         )
     properties: Mapping[str, Any] = schema["properties"]
     keys = [k if isinstance(k, str) else repr(k) for k in arguments]
-    smuggled = sorted(k[:40] for k in keys if k not in properties and names_identity(k))
+    smuggled = [k for k in keys if k not in properties and names_identity(k)]
     if smuggled:
         return {}, ArgumentProblem(
             "identity_argument",
-            f"refused: {tool} takes no argument naming whose memory to use ({smuggled}); it "
+            f"refused: {tool} takes no argument naming whose memory to use "
+            f"({shown_keys(smuggled)}); it "
             "always acts for the person and conversation of this turn, which the host sets",
         )
-    extra = sorted(k[:40] for k in keys if k not in properties)
+    extra = [k for k in keys if k not in properties]
     if extra:
         return {}, ArgumentProblem(
             "invalid_arguments",
-            f"{tool} takes no argument {extra}; its arguments are {sorted(properties)}",
+            f"{tool} takes no argument {shown_keys(extra)}; its arguments are {sorted(properties)}",
         )
     missing = [k for k in schema.get("required", ()) if k not in arguments]
     if missing:
