@@ -207,31 +207,16 @@ def serve_cmd(
         raise InvalidInput(
             "remem serve needs the server extra: pip install 'remem[server]'"
         ) from None
-    if public_url:  # a bad address is an error now, not at the first link
-        from remem.app.member_links import LinkSettings
-
-        LinkSettings(public_url)
+    _set_public_url(public_url, host, port)
     # A URL (postgresql://, jsonl://) is passed as it is; a path is made absolute.
     os.environ["REMEM_SERVE_DATA"] = data if "://" in data else os.path.abspath(data)
-    public_url = public_url or bound_url(host, port)
-    if public_url:
-        os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url
-    else:
-        os.environ.pop("REMEM_SERVE_PUBLIC_URL", None)
-        click.echo(
-            f"remem serve: warning: --host {host} binds every address and no --public-url "
-            "is set: member links are relative (/pad#token=…) and /mcp's 401 names no "
-            "resource metadata. Pass --public-url https://<the address clients use>.",
-            err=True,
-        )
     os.environ["REMEM_SERVE_LINK_MINUTES"] = str(link_minutes)
     from remem.http.app import check_origin  # a bad origin is an error now
+    from remem.http.protocols import protocol_for
 
     os.environ["REMEM_SERVE_CORS_ORIGINS"] = " ".join(check_origin(o) for o in cors_origins)
     os.environ["REMEM_SERVE_MAX_WAITS"] = str(max_waits_per_principal)
     os.environ["REMEM_SERVE_STREAM_MAX_SECONDS"] = str(stream_max_seconds)
-    from remem.http.protocols import protocol_for
-
     protocol = protocol_for(http_parser)  # the request-head limits hold for either parser
     os.environ["REMEM_SERVE_MAX_CONNECTIONS"] = str(max_connections)
     os.environ["REMEM_SERVE_HEADER_TIMEOUT"] = str(header_timeout)
@@ -248,6 +233,26 @@ def serve_cmd(
         access_log=False,
         server_header=False,
         log_level="warning",
+    )
+
+
+def _set_public_url(public_url: str | None, host: str, port: int) -> None:
+    """``REMEM_SERVE_PUBLIC_URL``: the given address (checked now, not at the first link),
+    else the bound one; none for a wildcard bind, with a warning."""
+    if public_url:
+        from remem.app.member_links import LinkSettings
+
+        LinkSettings(public_url)
+    public_url = public_url or bound_url(host, port)
+    if public_url:
+        os.environ["REMEM_SERVE_PUBLIC_URL"] = public_url
+        return
+    os.environ.pop("REMEM_SERVE_PUBLIC_URL", None)
+    click.echo(
+        f"remem serve: warning: --host {host} binds every address and no --public-url "
+        "is set: member links are relative (/pad#token=…) and /mcp's 401 names no "
+        "resource metadata. Pass --public-url https://<the address clients use>.",
+        err=True,
     )
 
 

@@ -469,6 +469,26 @@ def create_app(
         stream_max_seconds=stream_max_seconds,
     )
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
+    _add_routes(app, service, heartbeat)
+    add_pad_routes(app, mem)
+    _mount_mcp(app, service)
+    # Inside CORS, so a browser console sees a 413 or 431 as such.
+    app.add_middleware(RequestBounds)
+    if cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=list(CORS_HEADERS),
+            expose_headers=["ETag"],
+            allow_credentials=False,
+        )
+    return app
+
+
+def _add_routes(app: FastAPI, service: Service, heartbeat: float) -> None:
+    """The ``/v1`` routes of the table, the events stream, the agent list, the health
+    check and the OpenAPI document."""
     spec = orjson.dumps(document())
     # Plain Starlette routes: each endpoint reads its Request itself (routes.py declares and
     # checks the fields), so FastAPI's per-request dependency solving would be pure cost
@@ -488,20 +508,6 @@ def create_app(
     app.add_route("/openapi.json", openapi, methods=["GET"])
     app.add_route("/v1/agents", _agents(service), methods=["GET"])
     app.add_route(EVENTS_PATH, _events(service, heartbeat), methods=["GET"], name="events")
-    add_pad_routes(app, mem)
-    _mount_mcp(app, service)
-    # Inside CORS, so a browser console sees a 413 or 431 as such.
-    app.add_middleware(RequestBounds)
-    if cors_origins:
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=list(cors_origins),
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
-            allow_headers=list(CORS_HEADERS),
-            expose_headers=["ETag"],
-            allow_credentials=False,
-        )
-    return app
 
 
 def cors_origins_from_env() -> list[str]:

@@ -60,13 +60,12 @@ from remem.core.events import (
 from remem.core.names import check_agent
 from remem.errors import Conflict, CorruptLog, InvalidInput, NotFound, StoreError
 from remem.store import private, syscalls
-from remem.store.atomic import replace_file
 from remem.store.base import Batch, TornTail
 from remem.store.cachefile import FileCache
 from remem.store.config import FileRecords
 from remem.store.durable import ensure_dir, fsync_dir, reason
+from remem.store.jsonl_rules import read_rule_files, write_rule_file
 from remem.store.jsonl_traces import JsonlTraceLog
-from remem.store.rules import check_rule_name
 from remem.store.scrub import cleanup_flag, scrub_folder
 from remem.store.sealed import SealedFile, Visitor
 from remem.store.secret import load_or_create_secret
@@ -496,30 +495,10 @@ class JsonlBackend:
         rules_dir = self._rules_dirs.get(agent)
         if rules_dir is None:
             rules_dir = self._rules_dirs[agent] = self.agent_dir(agent) / "rules"
-        if not os.path.isdir(rules_dir):
-            return {}
-        out = {}
-        for path in sorted(rules_dir.glob("*.md")):
-            try:
-                out[path.stem] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise StoreError(f"cannot read rule {path}: {exc}") from None
-        return out
+        return read_rule_files(rules_dir)
 
     def write_rule(self, agent: str, name: str, content: str) -> None:
-        check_rule_name(name)
-        rules_dir = self.agent_dir(agent) / "rules"
-        path = rules_dir / f"{name}.md"
-        try:
-            if not content:
-                path.unlink(missing_ok=True)
-                return
-            ensure_dir(rules_dir)
-            replace_file(path, [content.encode("utf-8")])
-        except OSError as exc:
-            raise StoreError(
-                f"cannot write rule {path}: {reason(exc)} (the rule was not changed)"
-            ) from None
+        write_rule_file(self.agent_dir(agent) / "rules", name, content)
 
     def policy_source(self) -> tuple[str, str] | None:
         path = self._policy_path
