@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +91,21 @@ def serve(data: Path, *extra: str) -> Iterator[Server]:
     finally:
         stop(proc)
         stderr.close()
+
+
+def request(
+    server: Server, method: str, path: str, body: Any = None, **headers: str
+) -> tuple[int, dict[str, str], Any]:
+    """One request on a new connection (``header_name=`` sends ``Header-Name``): the status,
+    the headers by lower-case name, and the body (parsed when it is JSON)."""
+    url = urllib.parse.urlsplit(server.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    data = None if body is None else json.dumps(body).encode()
+    conn.request(method, path, data, {k.replace("_", "-"): v for k, v in headers.items()})
+    response = conn.getresponse()
+    raw = response.read()
+    conn.close()
+    parsed = (
+        json.loads(raw) if raw and response.getheader("content-type", "").endswith("json") else raw
+    )
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, parsed

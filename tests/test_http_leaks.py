@@ -5,16 +5,14 @@ token's name, and a member cookie accepted on ``/mcp``."""
 
 from __future__ import annotations
 
-import http.client
 import json
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from http_server import Server, serve
+from http_server import Server, request, serve
 from remem import Memory, RunContext
 from remem.schema import to_json
 
@@ -43,22 +41,6 @@ def host_token(server: Server) -> str:
 def host(server: Server, host_token: str) -> Iterator[Memory]:
     with Memory.open(server.url, token=host_token) as mem:
         yield mem
-
-
-def request(
-    server: Server, method: str, path: str, body: Any = None, **headers: str
-) -> tuple[int, dict[str, str], Any]:
-    url = urllib.parse.urlsplit(server.url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    data = None if body is None else json.dumps(body).encode()
-    conn.request(method, path, data, {k.replace("_", "-"): v for k, v in headers.items()})
-    response = conn.getresponse()
-    raw = response.read()
-    conn.close()
-    parsed = (
-        json.loads(raw) if raw and response.getheader("content-type", "").endswith("json") else raw
-    )
-    return response.status, {k.lower(): v for k, v in response.getheaders()}, parsed
 
 
 def signed_in(server: Server, token: str, cookie: str | None = None, **body: Any) -> Any:

@@ -4,7 +4,6 @@ the session cookie's attributes and its sign-out; ``remem serve``'s link options
 from __future__ import annotations
 
 import http.client
-import json
 import subprocess
 import sys
 import threading
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from http_server import Server, serve
+from http_server import Server, request, serve
 from remem import HostPrincipal, Memory, Role, RunContext
 from remem.app.commands import ASK_IN_DM
 from remem.app.member_links import (
@@ -31,19 +30,6 @@ from remem.testing.clock import FakeClock
 
 AGENT = "yuko"
 DM = RunContext.dm(AGENT, "discord:dm-7", "discord:7")
-
-
-def request(
-    server: Server, method: str, path: str, body: Any = None, **headers: str
-) -> tuple[int, dict[str, str], Any]:
-    url = urllib.parse.urlsplit(server.url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    data = None if body is None else json.dumps(body).encode()
-    conn.request(method, path, data, {k.replace("_", "-"): v for k, v in headers.items()})
-    response = conn.getresponse()
-    raw = response.read()
-    conn.close()
-    return response.status, dict(response.getheaders()), json.loads(raw) if raw else None
 
 
 def exchange(server: Server, token: str, origin: str | None = None) -> tuple[int, dict[str, str]]:

@@ -15,17 +15,6 @@ from remem.store.postgres.backend import PgBackend
 from remem.store.postgres.connect import connect
 
 RESERVED = ("#config", "#keyring", "#directory")
-AGENT_TABLES = (
-    "remem_agents",
-    "remem_events",
-    "remem_tombstones",
-    "remem_traces",
-    "remem_trace_shared",
-    "remem_rules",
-    "remem_secrets",
-    "remem_caches",
-    "remem_keys",
-)
 
 
 def cli(url: str, *args: str, env: dict[str, str] | None = None) -> Result:
@@ -37,11 +26,19 @@ def cli(url: str, *args: str, env: dict[str, str] | None = None) -> Result:
 
 
 def rows_of(url: str, where: str) -> dict[str, int]:
-    """Rows per table whose agent matches ``where`` (read as a superuser: every row)."""
+    """Rows per table whose agent matches ``where`` (read as a superuser: every row), in
+    every remem table with an ``agent`` column: one the backend's delete misses fails."""
     with connect(url, autocommit=True) as conn:
+        tables = [
+            t
+            for (t,) in conn.execute(
+                "SELECT table_name FROM information_schema.columns WHERE column_name = 'agent'"
+                " AND table_name LIKE 'remem%' AND table_schema = current_schema()"
+            ).fetchall()
+        ]
+        assert "remem_keys" in tables and "remem_events" in tables, tables
         counts = {
-            t: conn.execute(f"SELECT count(*) FROM {t} WHERE {where}").fetchone()[0]
-            for t in AGENT_TABLES
+            t: conn.execute(f"SELECT count(*) FROM {t} WHERE {where}").fetchone()[0] for t in tables
         }
     return {t: n for t, n in counts.items() if n}
 
