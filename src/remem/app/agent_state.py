@@ -198,6 +198,13 @@ class AgentLog:
                 self._save_catalog()
             return self.state
 
+    def current(self) -> State:
+        """The state as last read (read first if this log never was): for facts every call
+        checks, such as a channel's recorded kind, without a read of the log each time."""
+        if not self._opened:
+            return self.sync()
+        return self.state
+
     # -- the catalog snapshot: a derived cache that lets a big log open fast ---------------
 
     def _resume_catalog(self) -> None:

@@ -206,6 +206,7 @@ def plan_remember(
     )
     resolved_id, limits, plain_source = _grant(k, state, parsed_scope, scope_id)
     k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
+    k.require_plaintext_into(parsed_scope, resolved_id)  # nor takes plaintext from elsewhere
     if parsed_kind is Kind.PROCEDURE:
         k.require_envelope(Action.WRITE_PROCEDURE)
     parsed_source = _source(ctx, source, plain_source)
