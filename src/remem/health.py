@@ -29,6 +29,7 @@ from remem.store.scrub import cleanup_flag
 
 if TYPE_CHECKING:
     from remem.formation.classify import Classifier
+    from remem.service import Memory
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SECONDS = 3.0
@@ -183,6 +184,32 @@ def _check_catalog(folder: Path, path: Path, agent: str) -> Iterator[Finding]:
         yield Finding("ok", name, "matches the log")
     else:
         yield Finding("warn", name, f"{cache} is stale; the next open rebuilds it from the log")
+
+
+def check_channel_kinds(mem: Memory, agent: str) -> Iterator[Finding]:
+    """Channel kinds an admin should look at (``warn``): those first recorded by a
+    member-capped principal (a host token limited to members asserted them), and channels
+    the log names with no recorded kind (the next call naming one records it)."""
+    from remem.context import RunContext
+
+    report = mem.channel_kinds(RunContext.owner(agent))
+    for channel in report["unconfirmed"]:
+        fact = report["recorded"][channel]
+        who = f" of {fact['member']}" if fact["member"] else ""
+        yield Finding(
+            "warn",
+            f"{agent}: channel kind",
+            f"{channel} was recorded as a {fact['kind']}{who} by a member-capped host; if "
+            f"that is right, confirm it: remem channel set-kind {agent} {channel} "
+            f"{fact['kind']}{' --member ' + fact['member'] if fact['member'] else ''}",
+        )
+    for channel in report["unrecorded"]:
+        yield Finding(
+            "warn",
+            f"{agent}: channel kind",
+            f"{channel} has no recorded kind yet (the next call naming it records it); set "
+            f"it now: remem channel set-kind {agent} {channel} dm --member U (or group)",
+        )
 
 
 def check_endpoints(classifier: Classifier) -> Iterator[Finding]:

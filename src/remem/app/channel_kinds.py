@@ -88,7 +88,7 @@ def _record(k: Kernel, channel: str) -> _Fact:
         events: list[Event] = []
         if backfill is not None and not state.channel_kinds:
             events += [
-                ChannelKindSet(target=c, kind=kind, member=m, how="backfill", **k.envelope())
+                ChannelKindSet(target=c, run_kind=kind, member=m, how="backfill", **k.envelope())
                 for c, (kind, m) in sorted(backfill.items())
             ]
             if channel in backfill:
@@ -99,7 +99,11 @@ def _record(k: Kernel, channel: str) -> _Fact:
         ceiling = k.engine.labels.value
         events.append(
             ChannelKindSet(
-                target=channel, kind=ctx.kind.value, member=member, ceiling=ceiling, **k.envelope()
+                target=channel,
+                run_kind=ctx.kind.value,
+                member=member,
+                ceiling=ceiling,
+                **k.envelope(),
             )
         )
         return events, (ctx.kind.value, member)
@@ -175,7 +179,7 @@ def set_channel_kind(k: Kernel, channel: str, kind: str, member: str | None) -> 
 
     def build(st: State) -> tuple[list[Event], None]:
         event = ChannelKindSet(
-            target=channel, kind=kind, member=member, ceiling=ceiling, how="set", **k.envelope()
+            target=channel, run_kind=kind, member=member, ceiling=ceiling, how="set", **k.envelope()
         )
         return [event], None
 

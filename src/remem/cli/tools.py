@@ -19,6 +19,7 @@ from remem.cli.main import (
 from remem.context import RunContext
 from remem.core.text import display
 from remem.errors import InvalidInput, RememError, StoreError
+from remem.service import Memory
 from remem.store.repair import cut_damage, find_damage
 
 DOCTOR_AGENT = "remem-doctor"
@@ -53,6 +54,7 @@ def doctor_cmd(obj: Ctx) -> None:
         agents = []
         steps.append(("agents", False, str(exc)))
     findings = [f for agent in agents for f in health.check_agent(root, agent)]
+    findings += _channel_kind_findings(mem, agents)
     for finding in [*findings, *health.check_endpoints(mem.classifier)]:
         if finding.level == "warn":
             warnings.append((finding.name, finding.detail))
@@ -83,6 +85,18 @@ def doctor_cmd(obj: Ctx) -> None:
         click.echo(f"remem is clean but repaired or degraded at {where} (see warn lines)")
     else:
         click.echo(f"remem is healthy at {where}")
+
+
+def _channel_kind_findings(mem: Memory, agents: list[str]) -> list[health.Finding]:
+    """Each agent's channel kinds to confirm or set (:func:`remem.health.check_channel_kinds`);
+    an agent whose log cannot be read is reported by its own check above."""
+    out: list[health.Finding] = []
+    for agent in agents:
+        try:
+            out += health.check_channel_kinds(mem, agent)
+        except RememError:
+            continue
+    return out
 
 
 def _print_awaiting_erasure(obj: Ctx) -> None:

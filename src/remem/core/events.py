@@ -168,7 +168,8 @@ class ChannelPolicySet(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChannelKindSet(Event):
-    """A channel's kind was recorded: ``dm`` (with its one ``member``) or ``group``.
+    """A channel's kind was recorded (``run_kind``): ``dm`` (with its one ``member``) or
+    ``group``.
 
     ``how``: ``first_use`` (the first call naming the channel asserted it), ``backfill``
     (read from what the log and records showed before kinds were recorded) or ``set``
@@ -178,7 +179,7 @@ class ChannelKindSet(Event):
 
     op: ClassVar[str] = "channel_kind"
     target: str
-    kind: str
+    run_kind: str
     member: str | None = None
     ceiling: str | None = None
     how: str = "first_use"

@@ -111,7 +111,7 @@ class ChannelKind:
 
     @classmethod
     def of(cls, ev: ChannelKindSet) -> ChannelKind:
-        return cls(ev.kind, ev.member, ev.how, ev.ceiling, ev.actor, ev.role)
+        return cls(ev.run_kind, ev.member, ev.how, ev.ceiling, ev.actor, ev.role)
 
     def to_dict(self) -> dict[str, Any]:
         return {

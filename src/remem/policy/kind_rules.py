@@ -86,8 +86,8 @@ def kind_grant_rule(ctx: RunContext, kinds: Collection[RunKind] | None) -> Verdi
     return (
         False,
         "kind_not_granted",
-        f"this principal may run {names} runs only, not {ctx.kind.value}; create a token "
-        f"with --kinds including {ctx.kind.value}",
+        f"this principal's grants cover {names} runs only, not {ctx.kind.value} runs; grant "
+        f"the kind with a token made with --kinds including {ctx.kind.value}",
     )
 
 

@@ -122,7 +122,7 @@ def every_event_type(note_id: str, other_id: str) -> list[Event]:
         ),
         ChannelKindSet(
             target="discord:456",
-            kind="dm",
+            run_kind="dm",
             member="discord:123",
             ceiling="member",
             **sample_envelope(),
