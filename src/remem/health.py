@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -29,7 +29,6 @@ from remem.store.scrub import cleanup_flag
 
 if TYPE_CHECKING:
     from remem.formation.classify import Classifier
-    from remem.service import Memory
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SECONDS = 3.0
@@ -186,13 +185,11 @@ def _check_catalog(folder: Path, path: Path, agent: str) -> Iterator[Finding]:
         yield Finding("warn", name, f"{cache} is stale; the next open rebuilds it from the log")
 
 
-def check_channel_kinds(mem: Memory, agent: str) -> Iterator[Finding]:
-    """Channel kinds an admin should look at (``warn``): those first recorded by a
-    member-capped principal (a host token limited to members asserted them), and channels
-    the log names with no recorded kind (the next call naming one records it)."""
-    from remem.context import RunContext
-
-    report = mem.channel_kinds(RunContext.owner(agent))
+def check_channel_kinds(agent: str, report: dict[str, Any]) -> Iterator[Finding]:
+    """Channel kinds an admin should look at (``warn``), from ``Memory.channel_kinds``'s
+    ``report``: those first recorded by a member-capped principal (a host token limited
+    to members asserted them), and channels the log names with no recorded kind (the
+    next call naming one records it)."""
     for channel in report["unconfirmed"]:
         fact = report["recorded"][channel]
         who = f" of {fact['member']}" if fact["member"] else ""

@@ -1,164 +1,22 @@
-"""Channel kinds: each channel's kind (``dm`` with its one member, or ``group``) is a fact
-in the agent's log, recorded the first time a call names the channel, and every dm or
-group envelope is judged against it (rules in :mod:`remem.policy.kind_rules`).
-
-- **Record** (:func:`check`, run by :meth:`Engine.kernel` for every dm or group call):
-  the recorded kind is a lookup in the agent's state; a channel with none is recorded
-  from the envelope, insert-if-absent under the agent's writer lock (a
-  :class:`~remem.core.events.ChannelKindSet`, ``how="first_use"``, with the recording
-  principal's role ceiling).
-- **Backfill**: before the first kind an agent ever records, every channel whose kind
-  what is stored already shows (recall traces' run kinds, member links and sessions,
-  channel policies' ``e2ee`` mark and stewards) is recorded as it shows
-  (``how="backfill"``); a DM claim on an unrecorded channel whose notes another person
-  wrote there is refused (rule ``unrecorded_channel``) rather than recorded.
-- **Correct** (:func:`set_channel_kind`): owners and admins only.
-- **Report** (:func:`channel_kinds`): what ``remem doctor`` lists: kinds first recorded
-  by a member-capped principal (for an admin to confirm) and channels with none yet.
+"""The owner's and admins' use cases of channel kinds: record or correct one
+(:func:`set_channel_kind`) and list them (:func:`channel_kinds`, what ``remem doctor``
+shows). How a kind is first recorded and checked on every call is
+:mod:`remem.app.channel_facts`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from remem.app.member_links import LINKS, SESSIONS
-from remem.context import OWNER_ACTOR, Role, RunKind
+from remem.app.kernel import Kernel
+from remem.context import Role
 from remem.core.events import ChannelKindSet, Event
 from remem.core.model import Scope
-from remem.core.projection import ChannelKind, State
+from remem.core.projection import State
 from remem.core.text import check_id
 from remem.errors import InvalidInput
-from remem.policy.authz import Action, Decision, Target, decide, require
-from remem.policy.kind_rules import CHANNEL_KINDS, OTHERS_SPOKE
-
-if TYPE_CHECKING:
-    from remem.app.kernel import Kernel
-
-#: Actors that are no person: what they wrote says nothing about who speaks in a channel.
-_NOT_PEOPLE = frozenset({OWNER_ACTOR, "task", *(r.value for r in Role if r.is_system)})
-_Fact = tuple[str, str | None]
-
-
-def check(k: Kernel) -> None:
-    """``Denied`` unless the dm or group envelope of ``k`` matches its channel's recorded
-    kind (recording it first if it has none). After the first call naming a channel this
-    is a dictionary lookup in the agent's state: no read, no write."""
-    channel = k.ctx.channel
-    assert channel is not None  # dm and group runs have one
-    fact = k.agent.current().channel_kinds.get(channel)
-    target = _target(fact) if fact is not None else _record(k, channel)
-    decision = _decide(k, channel, target)
-    if not decision.allowed and fact is not None:
-        # The record may have been corrected by another process since this one read it.
-        fresh = k.agent.sync().channel_kinds.get(channel)
-        if fresh is not None and fresh != fact:
-            decision = _decide(k, channel, _target(fresh))
-    require(decision, "; nothing was read or changed")
-
-
-def _target(fact: ChannelKind) -> _Fact:
-    return fact.kind, fact.member
-
-
-def _decide(k: Kernel, channel: str, target: _Fact) -> Decision:
-    kind, member = target
-    engine = k.engine
-    return decide(
-        k.ctx,
-        Action.CHANNEL_KIND,
-        Target(Scope.CHANNEL, channel, created_by=member, kind=kind),
-        ceiling=engine.max_role,
-        labels=engine.labels,
-    )
-
-
-def _record(k: Kernel, channel: str) -> _Fact:
-    """Record the channel's kind (backfilling the agent's channels first if it has never
-    recorded one); returns what the envelope is judged against."""
-    ctx, agent = k.ctx, k.agent
-    backfill = evidence(k, agent.state) if not agent.state.channel_kinds else None
-    others = None
-    if ctx.kind is RunKind.DM and (backfill is None or channel not in backfill):
-        others = _other_speaker(agent.sync(), channel, ctx.actor)
-
-    def build(state: State) -> tuple[list[Event], _Fact]:
-        known = state.channel_kinds.get(channel)
-        if known is not None:  # another call recorded it meanwhile
-            return [], _target(known)
-        events: list[Event] = []
-        if backfill is not None and not state.channel_kinds:
-            events += [
-                ChannelKindSet(target=c, run_kind=kind, member=m, how="backfill", **k.envelope())
-                for c, (kind, m) in sorted(backfill.items())
-            ]
-            if channel in backfill:
-                return events, backfill[channel]
-        if others is not None:  # the log shows it is not this member's DM
-            return events, (OTHERS_SPOKE, others)
-        member = ctx.actor if ctx.kind is RunKind.DM else None
-        ceiling = k.engine.labels.value
-        events.append(
-            ChannelKindSet(
-                target=channel,
-                run_kind=ctx.kind.value,
-                member=member,
-                ceiling=ceiling,
-                **k.envelope(),
-            )
-        )
-        return events, (ctx.kind.value, member)
-
-    result: _Fact = agent.write(build)
-    return result
-
-
-def _other_speaker(state: State, channel: str, member: str | None) -> str | None:
-    """A person other than ``member`` who wrote a note of ``channel`` in that channel
-    (in a DM only its member speaks), if any."""
-    for note in state.in_scope(Scope.CHANNEL, channel):
-        by = note.created_by
-        if by and by != member and by not in _NOT_PEOPLE and note.source.channel_id == channel:
-            return by
-    return None
-
-
-def evidence(k: Kernel, state: State) -> dict[str, _Fact]:
-    """The channels whose kind what is stored shows, each with one consistent kind (and,
-    for a DM, one member): recall traces' run kinds, member links and sessions, and
-    channel policies (``e2ee``: a DM; stewards: a group). Channels with contradicting
-    evidence are left out (``remem doctor`` lists them as unrecorded)."""
-    seen: dict[str, set[_Fact]] = {}
-
-    def add(channel: Any, kind: str, member: Any) -> None:
-        if isinstance(channel, str) and (member is None or isinstance(member, str)):
-            seen.setdefault(channel, set()).add((kind, member))
-
-    for record in k.agent.traces.all():
-        kind = record.get("run_kind")
-        if record.get("type") == "recall" and kind in CHANNEL_KINDS:
-            add(record.get("channel"), kind, record.get("actor") if kind == "dm" else None)
-    backend, name = k.backend, k.ctx.agent
-    for collection in (LINKS, SESSIONS):
-        for key in backend.record_keys(collection):
-            stored = backend.read_record(collection, key)
-            if stored is not None and stored.value.get("agent") == name:
-                add(stored.value.get("channel"), "dm", stored.value.get("member"))
-    for channel, policy in state.channel_policies.items():
-        if policy.get("e2ee"):
-            add(channel, "dm", None)
-        if policy.get("stewards"):
-            add(channel, "group", None)
-    return {c: fact for c, facts in seen.items() if (fact := _consistent(facts)) is not None}
-
-
-def _consistent(facts: set[_Fact]) -> _Fact | None:
-    kinds = {kind for kind, _ in facts}
-    members = {m for _, m in facts if m is not None}
-    if kinds == {"group"}:
-        return "group", None
-    if kinds == {"dm"} and len(members) == 1:
-        return "dm", members.pop()
-    return None
+from remem.policy.authz import Action, Target
+from remem.policy.kind_rules import CHANNEL_KINDS
 
 
 def set_channel_kind(k: Kernel, channel: str, kind: str, member: str | None) -> dict[str, Any]:
@@ -205,4 +63,4 @@ def channel_kinds(k: Kernel) -> dict[str, Any]:
     return {"recorded": recorded, "unconfirmed": unconfirmed, "unrecorded": unrecorded}
 
 
-__all__ = ["channel_kinds", "check", "evidence", "set_channel_kind"]
+__all__ = ["channel_kinds", "set_channel_kind"]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from remem.app import channel_kinds
+from remem.app import channel_facts
 from remem.app.agent_state import AgentLog
 from remem.app.link_settings import LinkSettings
 from remem.commands.intents import CommandRecognizer
@@ -123,7 +123,7 @@ class Engine:
         on a principal's view outside its grants unless ``derived``: an envelope a use case
         built from the call's admitted one, see :meth:`Kernel.under`). A dm or group
         envelope must match its channel's recorded kind, which the first call naming the
-        channel records (:mod:`remem.app.channel_kinds`; ``Denied``, rule
+        channel records (:mod:`remem.app.channel_facts`; ``Denied``, rule
         ``channel_kind``)."""
         if not isinstance(ctx, RunContext):
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
@@ -133,7 +133,7 @@ class Engine:
             require(decide(ctx, Action.ASSUME_ENVELOPE, _AGENT, grants=self.principal))
         k = Kernel(self, ctx, self.agent(ctx.agent))
         if ctx.kind in CONVERSATION and not derived and ctx.role is not Role.UNPAIRED:
-            channel_kinds.check(k)  # the channel's recorded kind, not the host's word
+            channel_facts.check(k)  # the channel's recorded kind, not the host's word
         return k
 
     def agent(self, name: str) -> AgentLog:

@@ -206,7 +206,6 @@ def plan_remember(
     )
     resolved_id, limits, plain_source = _grant(k, state, parsed_scope, scope_id)
     k.require_plaintext()  # a channel marked e2ee keeps its memory in the encrypted slot
-    k.require_plaintext_into(parsed_scope, resolved_id)  # nor takes plaintext from elsewhere
     if parsed_kind is Kind.PROCEDURE:
         k.require_envelope(Action.WRITE_PROCEDURE)
     parsed_source = _source(ctx, source, plain_source)
@@ -282,6 +281,7 @@ def _grant(
     if granted is not None:
         return granted[0], granted[1], granted[2]
     k.require(state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
+    k.require_plaintext_into(scope, resolved_id)  # an e2ee DM takes no plaintext from elsewhere
     limits = k.limits(ctx.channel)
     plain = _source(ctx, None)
     if k.policy_version() != version[2]:  # edited meanwhile: decided, but not kept

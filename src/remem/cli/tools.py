@@ -93,7 +93,7 @@ def _channel_kind_findings(mem: Memory, agents: list[str]) -> list[health.Findin
     out: list[health.Finding] = []
     for agent in agents:
         try:
-            out += health.check_channel_kinds(mem, agent)
+            out += health.check_channel_kinds(agent, mem.channel_kinds(RunContext.owner(agent)))
         except RememError:
             continue
     return out
