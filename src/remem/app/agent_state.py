@@ -67,6 +67,9 @@ class AgentLog:
         self.recall_cache: dict[Any, Any] = {}
         #: The notes each recent run changed through this process (ids and ops, no text).
         self.run_writes = RunWrites()
+        #: Per channel, the last (recorded kind, run kind, actor) allowed to act there
+        #: (:mod:`remem.app.channel_facts`): the same envelope again needs no decision.
+        self.kind_checks: dict[str, tuple[Any, ...]] = {}
         self._writes = WriteQueue()
         #: Recent changes for subscribers (kept once one subscribes: see open_feed).
         self.feed: ChangeFeed | None = None

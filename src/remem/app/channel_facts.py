@@ -62,17 +62,23 @@ def check(k: Call) -> None:
     """``Denied`` unless the dm or group envelope of ``k`` matches its channel's recorded
     kind (recording it first if it has none). After the first call naming a channel this
     is a dictionary lookup in the agent's state: no read, no write."""
-    channel = k.ctx.channel
+    ctx, agent = k.ctx, k.agent
+    channel = ctx.channel
     assert channel is not None  # dm and group runs have one
-    fact = k.agent.current().channel_kinds.get(channel)
+    fact = agent.current().channel_kinds.get(channel)
+    seen = (fact, ctx.kind, ctx.actor, ctx.role)
+    if fact is not None and agent.kind_checks.get(channel) == seen:
+        return  # this very envelope was allowed against this very record
     target = _target(fact) if fact is not None else _record(k, channel)
     decision = _decide(k, channel, target)
     if not decision.allowed and fact is not None:
         # The record may have been corrected by another process since this one read it.
-        fresh = k.agent.sync().channel_kinds.get(channel)
+        fresh = agent.sync().channel_kinds.get(channel)
         if fresh is not None and fresh != fact:
             decision = _decide(k, channel, _target(fresh))
     require(decision, "; nothing was read or changed")
+    if fact is not None and agent.current().channel_kinds.get(channel) is fact:
+        agent.kind_checks[channel] = seen
 
 
 def _target(fact: ChannelKind) -> _Fact:

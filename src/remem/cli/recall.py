@@ -243,11 +243,13 @@ def _on_off(value: str) -> bool:
 
 @main.group("channel")
 def channel_group() -> None:
-    """Channel policy: memory on/off, inferred, kinds, retention, budgets, stewards.
+    """Channel policy (memory on/off, inferred, kinds, retention, budgets, stewards) and a
+    channel's recorded kind (dm or group).
 
     \b
-    Example:
+    Examples:
       remem channel set yuko discord:789 memory off
+      remem channel set-kind yuko discord:456 dm --member discord:123
     """
 
 
