@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SECONDS = 3.0
+#: How many channels without a recorded kind a doctor line names (the rest are counted).
+UNRECORDED_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +202,20 @@ def check_channel_kinds(agent: str, report: dict[str, Any]) -> Iterator[Finding]
             f"that is right, confirm it: remem channel set-kind {agent} {channel} "
             f"{fact['kind']}{' --member ' + fact['member'] if fact['member'] else ''}",
         )
-    for channel in report["unrecorded"]:
+    unrecorded = report["unrecorded"]
+    if unrecorded:
+        shown = ", ".join(unrecorded[:UNRECORDED_SHOWN])
+        more = (
+            f" and {len(unrecorded) - UNRECORDED_SHOWN} more"
+            if len(unrecorded) > UNRECORDED_SHOWN
+            else ""
+        )
         yield Finding(
             "warn",
             f"{agent}: channel kind",
-            f"{channel} has no recorded kind yet (the next call naming it records it); set "
-            f"it now: remem channel set-kind {agent} {channel} dm --member U (or group)",
+            f"{len(unrecorded)} channel(s) have no recorded kind yet: {shown}{more} (the next "
+            f"call naming one records it); set one now: remem channel set-kind {agent} "
+            "CHANNEL dm --member U (or group)",
         )
 
 
