@@ -8,7 +8,8 @@ it, and every dm or group envelope is judged against it (rules in
   the recorded kind is a lookup in the agent's state; a channel with none is recorded
   from the envelope, insert-if-absent under the agent's writer lock (a
   :class:`~remem.core.events.ChannelKindSet`, ``how="first_use"``, with the recording
-  principal's role ceiling).
+  principal's role ceiling). The owner's own tooling (actor ``local:owner``: ``remem
+  relearn --channel``, a recall preview) is checked against a record but makes none.
 - **Backfill**: before the first kind an agent ever records, every channel whose kind
   what is stored already shows (recall traces' run kinds, member links and sessions,
   channel policies' ``e2ee`` mark and stewards) is recorded as it shows
@@ -69,6 +70,8 @@ def check(k: Call) -> None:
     seen = (fact, ctx.kind, ctx.actor, ctx.role)
     if fact is not None and agent.kind_checks.get(channel) == seen:
         return  # this very envelope was allowed against this very record
+    if fact is None and ctx.actor == OWNER_ACTOR:
+        return  # the owner's tooling (relearn, a preview) speaks in no channel: no record
     target = _target(fact) if fact is not None else _record(k, channel)
     decision = _decide(k, channel, target)
     if not decision.allowed and fact is not None:
