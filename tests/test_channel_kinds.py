@@ -65,6 +65,8 @@ def _legacy_data(data: Path) -> None:
         mem.recall(team, "ship")
         mem.member_link(RunContext.dm(OLD, "dm:ann", ANN))
         mem.remember(RunContext.owner(OLD), "Quiet channel.", scope="channel", scope_id="q:old")
+        said = RunContext.group(OLD, "said:old", ADMIN, role=Role.ADMIN)  # no recall there
+        mem.remember(said, "The ops channel pages on call.", scope="channel", kind="decision")
     log = data / "agents" / OLD / "memory.jsonl"
     lines = log.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(line for line in lines if b'"op":"channel_kind"' not in line))
@@ -274,7 +276,28 @@ def test_existing_channels_are_backfilled_from_what_the_data_shows(
         "team:old": ("group", None, "backfill"),  # a trace of a group run
         "dm:ann": ("dm", ANN, "backfill"),  # a member link
     }
-    assert kinds["unrecorded"] == ["q:old"]  # a note only: left for doctor and first use
+    assert kinds["unrecorded"] == ["q:old", "said:old"]  # notes only: left for first use
+    # ...but a DM claim where the log shows another person speaking is not recorded.
+    status, body = call(
+        server,
+        tokens["member"],
+        "POST",
+        "/recall",
+        env("dm", "said:old", EVIL, agent=OLD),
+        {"query": ""},
+    )
+    assert (status, body["rule"]) == (403, "unrecorded_channel"), body
+    status, _ = call(
+        server,
+        tokens["member"],
+        "POST",
+        "/recall",
+        env("group", "said:old", EVIL, agent=OLD),
+        {"query": ""},
+    )
+    assert status == 200
+    status, kinds = call(server, tokens["owner"], "GET", "/channel-kinds", env_owner(OLD))
+    assert kinds["recorded"]["said:old"]["how"] == "first_use"
 
 
 def test_doctor_lists_kinds_to_confirm_and_channels_without_one(
