@@ -146,7 +146,8 @@ class Target:
     """What an action touches: a scope, and for existing notes who created them.
 
     For the learning actions: ``created_by`` is a message's author, ``role`` the role
-    its label asserts for that author."""
+    its label asserts for that author. For ``CHANNEL_KIND``: ``kind`` is the channel's
+    recorded kind (None: none yet), ``created_by`` a DM's recorded member."""
 
     scope: Scope
     scope_id: str | None = None
