@@ -129,7 +129,8 @@ def run_clients(
             n, mine = 0, lat[i]
             while not stop.is_set():
                 if n % 5000 == 4999:
-                    ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:{op}{clients}c{i}s{n}")
+                    # ... in a DM of its own (a DM channel has one member)
+                    ctx = RunContext.dm(AGENT, f"dm:c{i}s{n}", f"user:{op}{clients}c{i}s{n}")
                 t0 = time.perf_counter()
                 action(mem, ctx, n)
                 mine.append(time.perf_counter() - t0)
