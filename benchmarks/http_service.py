@@ -122,14 +122,16 @@ def run_clients(
     def work(i: int) -> None:
         mem = open_client()
         # A fresh member every 5,000 notes: no user scope reaches its note limit.
-        ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:{op}{clients}c{i}")
+        # A DM channel has one member: each client of each cell speaks in its own.
+        ctx = RunContext.dm(AGENT, f"dm:{op}{clients}c{i}", f"user:{op}{clients}c{i}")
         try:
             action(mem, ctx, -1)  # warm: connection, caches
             barrier.wait()
             n, mine = 0, lat[i]
             while not stop.is_set():
                 if n % 5000 == 4999:
-                    ctx = RunContext.dm(AGENT, f"dm:c{i}", f"user:{op}{clients}c{i}s{n}")
+                    user = f"user:{op}{clients}c{i}s{n}"
+                    ctx = RunContext.dm(AGENT, f"dm:{op}{clients}c{i}s{n}", user)
                 t0 = time.perf_counter()
                 action(mem, ctx, n)
                 mine.append(time.perf_counter() - t0)

@@ -127,9 +127,12 @@ def test_each_moved_refusal_carries_its_rule_through_the_api(mem: Memory) -> Non
 def test_a_trace_of_another_person_is_not_found(mem: Memory) -> None:
     alice = PRINCIPALS["member"]
     run = mem.recall(alice, "anything").run_id
-    bob = RunContext.dm(A, "dm:alice", "bob", role=Role.MEMBER)
+    bob = RunContext.dm(A, "dm:bob", "bob", role=Role.MEMBER)
     with pytest.raises(NotFound):
         mem.explain(bob, run)
+    with pytest.raises(Denied) as refused:  # nor by claiming to speak in alice's DM
+        mem.explain(RunContext.dm(A, "dm:alice", "bob"), run)
+    assert refused.value.rule == "channel_kind"
     assert mem.explain(alice, run).run_id == run
 
 

@@ -24,7 +24,9 @@ Columns (targets):
 Action groups: ``create`` = remember; ``get``; ``list`` = list(scope, scope_id);
 ``change`` = correct, pin, unpin, disable, enable, forget; ``review`` =
 approve, reject (of a pending note); ``channel_policy`` = set_channel_policy
-on CH's or OC's channel; ``rules`` = set_rule; ``compact``.
+on CH's or OC's channel; ``rules`` = set_rule; ``compact``; ``set_kind`` =
+set_channel_kind of CH's or OC's channel (to the kind it has). Principal ``dm_on_group``
+is a DM envelope on a channel recorded as a group (rule ``channel_kind``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from remem import Denied, Memory, NotFound, Role, RunContext, Status
+from remem import Denied, Memory, NotFound, Role, RunContext, RunKind, Status
 from remem.core.ids import new_id
 from remem.core.model import Note
 
@@ -56,6 +58,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("owner",      "channel_policy", NA,     OK,     NA,     OK,     NA,     NA),
     ("owner",      "rules",          OK,     NA,     NA,     NA,     NA,     NA),
     ("owner",      "compact",        OK,     NA,     NA,     NA,     NA,     NA),
+    ("owner",      "set_kind",       NA,     OK,     NA,     OK,     NA,     NA),
 
     ("admin",      "create",         OK,     OK,     NA,     OK,     OK,     OK),
     ("admin",      "get",            OK,     OK,     OK,     OK,     OK,     OK),
@@ -65,6 +68,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("admin",      "channel_policy", NA,     OK,     NA,     OK,     NA,     NA),
     ("admin",      "rules",          OK,     NA,     NA,     NA,     NA,     NA),
     ("admin",      "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("admin",      "set_kind",       NA,     OK,     NA,     OK,     NA,     NA),
 
     ("admin_dm",   "create",         OK,     OK,     NA,     OK,     OK,     OK),
     ("admin_dm",   "get",            OK,     OK,     OK,     OK,     OK,     OK),
@@ -74,6 +78,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("admin_dm",   "channel_policy", NA,     OK,     NA,     OK,     NA,     NA),
     ("admin_dm",   "rules",          OK,     NA,     NA,     NA,     NA,     NA),
     ("admin_dm",   "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("admin_dm",   "set_kind",       NA,     OK,     NA,     OK,     NA,     NA),
 
     ("member",     "create",         DENIED, OK,     NA,     DENIED, OK,     DENIED),
     ("member",     "get",            OK,     OK,     OK,     NF,     OK,     NF),
@@ -83,6 +88,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("member",     "channel_policy", NA,     DENIED, NA,     DENIED, NA,     NA),
     ("member",     "rules",          DENIED, NA,     NA,     NA,     NA,     NA),
     ("member",     "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("member",     "set_kind",       NA,     DENIED, NA,     DENIED, NA,     NA),
 
     ("steward",    "create",         DENIED, OK,     NA,     DENIED, OK,     DENIED),
     ("steward",    "get",            OK,     OK,     OK,     NF,     OK,     NF),
@@ -92,6 +98,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("steward",    "channel_policy", NA,     OK,     NA,     DENIED, NA,     NA),
     ("steward",    "rules",          DENIED, NA,     NA,     NA,     NA,     NA),
     ("steward",    "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("steward",    "set_kind",       NA,     DENIED, NA,     DENIED, NA,     NA),
 
     *[
         row
@@ -105,6 +112,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
             (system, "channel_policy", NA,     DENIED, NA,     DENIED, NA,     NA),
             (system, "rules",          DENIED, NA,     NA,     NA,     NA,     NA),
             (system, "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+            (system, "set_kind",       NA,     DENIED, NA,     DENIED, NA,     NA),
         ]
     ],
 
@@ -116,6 +124,7 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("agent_only", "channel_policy", NA,     DENIED, NA,     DENIED, NA,     NA),
     ("agent_only", "rules",          DENIED, NA,     NA,     NA,     NA,     NA),
     ("agent_only", "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("agent_only", "set_kind",       NA,     DENIED, NA,     DENIED, NA,     NA),
 
     ("unpaired",   "create",         DENIED, DENIED, NA,     DENIED, DENIED, DENIED),
     ("unpaired",   "get",            NF,     NA,     NF,     NF,     NF,     NF),
@@ -125,6 +134,19 @@ TABLE: list[tuple[str, str, str, str, str, str, str, str]] = [
     ("unpaired",   "channel_policy", NA,     DENIED, NA,     DENIED, NA,     NA),
     ("unpaired",   "rules",          DENIED, NA,     NA,     NA,     NA,     NA),
     ("unpaired",   "compact",        DENIED, NA,     NA,     NA,     NA,     NA),
+    ("unpaired",   "set_kind",       NA,     DENIED, NA,     DENIED, NA,     NA),
+
+    # A member's DM envelope on #general, whose kind is recorded as a group: every call
+    # is refused (rule channel_kind) before anything is read or written.
+    ("dm_on_group", "create",        DENIED, DENIED, NA,     DENIED, DENIED, DENIED),
+    ("dm_on_group", "get",           DENIED, NA,     DENIED, DENIED, NA,     DENIED),
+    ("dm_on_group", "list",          DENIED, NA,     DENIED, DENIED, NA,     DENIED),
+    ("dm_on_group", "change",        DENIED, NA,     DENIED, DENIED, NA,     DENIED),
+    ("dm_on_group", "review",        DENIED, NA,     DENIED, DENIED, NA,     DENIED),
+    ("dm_on_group", "channel_policy", NA,    DENIED, NA,     DENIED, NA,     NA),
+    ("dm_on_group", "rules",         DENIED, NA,     NA,     NA,     NA,     NA),
+    ("dm_on_group", "compact",       DENIED, NA,     NA,     NA,     NA,     NA),
+    ("dm_on_group", "set_kind",      NA,     DENIED, NA,     DENIED, NA,     NA),
 ]
 # fmt: on
 
@@ -152,6 +174,7 @@ PRINCIPALS: dict[str, Callable[[], RunContext]] = {
     "task": lambda: RunContext.task(AGENT, GENERAL),
     "agent_only": lambda: RunContext.agent_only(AGENT),
     "unpaired": lambda: RunContext.group(AGENT, GENERAL, STRANGER, role=Role.UNPAIRED),
+    "dm_on_group": lambda: RunContext.dm(AGENT, GENERAL, ALICE),
 }
 
 ACTIONS: dict[str, tuple[str, ...]] = {
@@ -163,6 +186,7 @@ ACTIONS: dict[str, tuple[str, ...]] = {
     "channel_policy": ("set_channel_policy",),
     "rules": ("set_rule",),
     "compact": ("compact",),
+    "set_kind": ("set_channel_kind",),
 }
 
 
@@ -208,6 +232,11 @@ class World:
         elif column == "CH":
             note = self.mem.remember(
                 ctx, text, scope="channel", scope_id=chan, kind="decision", **kw
+            )
+        elif column == "CO" and ctx.kind is RunKind.DM and chan != GENERAL:
+            # No one else speaks in a DM: the owner writes into its channel scope.
+            note = self.mem.remember(
+                _owner(), text, scope="channel", scope_id=chan, kind="decision", **kw
             )
         elif column == "CO":
             bob = RunContext.group(AGENT, chan, BOB)
@@ -275,6 +304,11 @@ def _perform(world: World, ctx: RunContext, method: str, column: str) -> str:
         return _outcome(lambda: mem.set_rule(ctx, "style", "Answer briefly."))
     if method == "compact":
         return _outcome(lambda: mem.compact(ctx))
+    if method == "set_channel_kind":  # to the kind it has: the other cells stay valid
+        channel = _channel(ctx) if column == "CH" else RANDOM
+        dm = channel.startswith("discord:dm-")
+        kind, member = ("dm", ctx.actor) if dm else ("group", None)
+        return _outcome(lambda: mem.set_channel_kind(ctx, channel, kind, member=member))
     variant = {"unpin": "pinned", "enable": "disabled", "approve": "pending", "reject": "pending"}
     note = world.note(ctx, column, variant.get(method, ""))
     if method == "get":

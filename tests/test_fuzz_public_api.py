@@ -109,6 +109,8 @@ ENTRIES: dict[str, Callable[[World], Args] | None] = {
     "effective_policy": lambda w: ([w.alice], {}),
     "set_channel_policy": lambda w: ([w.owner, GENERAL], {"recall_max_notes": 10}),
     "channel_policy": lambda w: ([w.owner, GENERAL], {}),
+    "set_channel_kind": lambda w: ([w.owner, "fuzz:kind", "dm"], {"member": ALICE}),
+    "channel_kinds": lambda w: ([w.owner], {}),
     "set_my_preferences": lambda w: ([w.alice], {"inferred": True, "cross_channel": False}),
     "pending": lambda w: ([w.owner], {}),
     "approve": lambda w: ([w.owner, w.pending()], {}),

@@ -80,6 +80,16 @@ PRINCIPALS: dict[str, Principal] = {
         ("yu*",), ("discord:dm-*", "slack:*"), ("disc*:1*",), Role.MEMBER, owner=True
     ),
     "session": MemberSession(ALICE, A, DM_ALICE),
+    # every pattern and system grant, but dm runs only (remem tokens create --kinds dm)
+    "dmonly": HostPrincipal(
+        ("*",),
+        ("*",),
+        ("*",),
+        Role.MEMBER,
+        frozenset({Role.SOP, Role.CRON}),
+        owner=True,
+        kinds=frozenset({RunKind.DM}),
+    ),
 }
 
 OWNER_ROWS = {
@@ -127,6 +137,12 @@ TABLE: dict[str, dict[str, str]] = {
         "dm_member": "member_session",               "task": "member_session",
         "agent_only": "member_session",              "cron": "member_session",
         "owner": "member_session",                   "knowledge": "member_session",
+    },
+    "dmonly": {
+        "dm_member": "ok:granted_conversation",      "dm_admin": "role_above_grant",
+        "group_slack_channel": "kind_not_granted",   "task": "kind_not_granted",
+        "agent_only": "kind_not_granted",            "knowledge": "kind_not_granted",
+        "cron": "kind_not_granted",                  "owner": "kind_not_granted",
     },
 }
 # fmt: on

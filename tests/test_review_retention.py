@@ -124,9 +124,11 @@ def test_others_cannot_review_a_persons_note(mem: Memory) -> None:
             with pytest.raises(NotFound):  # invisible to them: same as a missing id
                 action(ctx, note.id)
     # Even a steward of the channel it was said in: user notes belong to the person.
-    mem.set_channel_policy(admin(), DM_ALICE, stewards=[STEWARD])
+    said = mem.remember(member(), "Works in the Porto office.", scope="user", basis="inferred")
+    mem.set_channel_policy(admin(), GENERAL, stewards=[STEWARD])
     with pytest.raises(NotFound):
-        mem.approve(member(STEWARD, DM_ALICE), note.id)
+        mem.approve(member(STEWARD), said.id)
+    assert mem.get(owner(), said.id).status is Status.PENDING
     assert mem.get(owner(), note.id).status is Status.PENDING
     # Admins may review everything.
     assert mem.approve(admin(), note.id).status is Status.ACTIVE

@@ -228,6 +228,18 @@ class RemoteMemory:
         result: dict[str, Any] = self._call("channel_policy", ctx, channel=channel)
         return result
 
+    def set_channel_kind(
+        self, ctx: RunContext, channel: str, kind: str, *, member: str | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "set_channel_kind", ctx, channel=channel, kind=kind, member=member
+        )
+        return result
+
+    def channel_kinds(self, ctx: RunContext) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("channel_kinds", ctx)
+        return result
+
     def set_my_preferences(
         self,
         ctx: RunContext,

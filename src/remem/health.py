@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 Level = Literal["ok", "warn", "fail"]
 PROBE_SECONDS = 3.0
+#: How many channels without a recorded kind a doctor line names (the rest are counted).
+UNRECORDED_SHOWN = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +185,38 @@ def _check_catalog(folder: Path, path: Path, agent: str) -> Iterator[Finding]:
         yield Finding("ok", name, "matches the log")
     else:
         yield Finding("warn", name, f"{cache} is stale; the next open rebuilds it from the log")
+
+
+def check_channel_kinds(agent: str, report: dict[str, Any]) -> Iterator[Finding]:
+    """Channel kinds an admin should look at (``warn``), from ``Memory.channel_kinds``'s
+    ``report``: those first recorded by a member-capped principal (a host token limited
+    to members asserted them), and channels the log names with no recorded kind (the
+    next call naming one records it)."""
+    for channel in report["unconfirmed"]:
+        fact = report["recorded"][channel]
+        who = f" of {fact['member']}" if fact["member"] else ""
+        yield Finding(
+            "warn",
+            f"{agent}: channel kind",
+            f"{channel} was recorded as a {fact['kind']}{who} by a member-capped host; if "
+            f"that is right, confirm it: remem channel set-kind {agent} {channel} "
+            f"{fact['kind']}{' --member ' + fact['member'] if fact['member'] else ''}",
+        )
+    unrecorded = report["unrecorded"]
+    if unrecorded:
+        shown = ", ".join(unrecorded[:UNRECORDED_SHOWN])
+        more = (
+            f" and {len(unrecorded) - UNRECORDED_SHOWN} more"
+            if len(unrecorded) > UNRECORDED_SHOWN
+            else ""
+        )
+        yield Finding(
+            "warn",
+            f"{agent}: channel kind",
+            f"{len(unrecorded)} channel(s) have no recorded kind yet: {shown}{more} (the next "
+            f"call naming one records it); set one now: remem channel set-kind {agent} "
+            "CHANNEL dm --member U (or group)",
+        )
 
 
 def check_endpoints(classifier: Classifier) -> Iterator[Finding]:

@@ -264,6 +264,19 @@ class Memory:
         """The stored settings of one channel."""
         return self._impl.channel_policy(ctx, channel)
 
+    def set_channel_kind(
+        self, ctx: RunContext, channel: str, kind: str, *, member: str | None = None
+    ) -> dict[str, Any]:
+        """Record or correct a channel's kind, ``"dm"`` (with its one ``member``) or
+        ``"group"``: owners and admins only. Every dm or group envelope is checked against
+        it (the first call naming a channel records it); returns the record."""
+        return self._impl.set_channel_kind(ctx, channel, kind, member=member)
+
+    def channel_kinds(self, ctx: RunContext) -> dict[str, Any]:
+        """Owners and admins: ``recorded`` kinds, ``unconfirmed`` (first recorded by a
+        member-capped principal) and ``unrecorded`` channels (what ``remem doctor`` lists)."""
+        return self._impl.channel_kinds(ctx)
+
     def set_my_preferences(
         self,
         ctx: RunContext,

@@ -66,11 +66,14 @@ def test_get_and_put_a_slot_over_http(server: Server, token: str) -> None:
 
 
 def test_the_slot_is_refused_outside_its_dm(server: Server, token: str) -> None:
-    """A group run, even in a channel of the same id, or in another channel: 403 with
-    the rule that decided."""
-    for channel in ("discord:dm-wire", "discord:general"):
+    """A group run, even in a channel of the same id (whose kind is recorded as a DM:
+    rule ``channel_kind``), or in another channel: 403 with the rule that decided."""
+    for channel, rule in (
+        ("discord:dm-wire", "channel_kind"),
+        ("discord:general", "dm_slot_thread"),
+    ):
         ctx = RunContext.group(AGENT, channel, "discord:wire")
         status, body = call(server, "GET", token, ctx)
-        assert (status, body["code"], body["rule"]) == (403, "denied", "dm_slot_thread")
+        assert (status, body["code"], body["rule"]) == (403, "denied", rule)
         status, body = call(server, "PUT", token, ctx, {"blob": BLOB}, If_Match='"1"')
-        assert (status, body["rule"]) == (403, "dm_slot_thread")
+        assert (status, body["rule"]) == (403, rule)

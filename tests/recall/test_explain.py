@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from remem import Memory, NotFound, Role, RunContext
+from remem import Denied, Memory, NotFound, Role, RunContext
 from remem.core.ids import new_id
 from remem.recall.trace import Trace, expand
 
@@ -181,13 +181,16 @@ class TestWhoMayExplain:
         rec = mem.recall(dm_alice(), "tulips")
         for outsider in (
             dm_bob(),
-            RunContext.group(AGENT, DM_ALICE, BOB),  # even from the same channel
             RunContext.system(AGENT, Role.CRON, channel=DM_ALICE),
             RunContext.task(AGENT, DM_ALICE),
             RunContext.agent_only(AGENT),
         ):
             with pytest.raises(NotFound):
                 mem.explain(outsider, rec.run_id)
+        # A group turn in alice's DM contradicts its recorded kind: refused outright.
+        with pytest.raises(Denied) as refused:
+            mem.explain(RunContext.group(AGENT, DM_ALICE, BOB), rec.run_id)
+        assert refused.value.rule == "channel_kind"
 
     def test_members_cannot_read_system_runs(self, mem: Memory, world: World) -> None:
         rec = mem.recall(RunContext.task(AGENT, GENERAL))

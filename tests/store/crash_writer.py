@@ -192,7 +192,8 @@ def run_memory(data: Path, agent: str, writer: str, acks: Acks, rng: random.Rand
     mem = Memory.open(data)
 
     def write(intent: dict[str, Any], retry: bool) -> None:
-        ctx = RunContext.dm(agent=agent, channel=f"crash:dm-{writer}", user=intent["user"])
+        user = intent["user"]  # a DM has one member: one DM channel per user
+        ctx = RunContext.dm(agent=agent, channel=f"dm:{user}", user=user)
         note = mem.remember(ctx, intent["text"], kind="fact")
         acks.ack(
             {

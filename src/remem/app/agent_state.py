@@ -67,6 +67,9 @@ class AgentLog:
         self.recall_cache: dict[Any, Any] = {}
         #: The notes each recent run changed through this process (ids and ops, no text).
         self.run_writes = RunWrites()
+        #: Per channel, the last (recorded kind, run kind, actor) allowed to act there
+        #: (:mod:`remem.app.channel_facts`): the same envelope again needs no decision.
+        self.kind_checks: dict[str, tuple[Any, ...]] = {}
         self._writes = WriteQueue()
         #: Recent changes for subscribers (kept once one subscribes: see open_feed).
         self.feed: ChangeFeed | None = None
@@ -197,6 +200,13 @@ class AgentLog:
             if scanned >= FREEZE_AFTER:
                 self._save_catalog()
             return self.state
+
+    def current(self) -> State:
+        """The state as last read (read first if this log never was): for facts every call
+        checks, such as a channel's recorded kind, without a read of the log each time."""
+        if not self._opened:
+            return self.sync()
+        return self.state
 
     # -- the catalog snapshot: a derived cache that lets a big log open fast ---------------
 

@@ -106,6 +106,7 @@ def correct(k: Kernel, note_id: str, text: str, *, if_version: int | None = None
 
     def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
         k.require_plaintext()  # under the writer lock, after the note's own checks
+        k.require_plaintext_into(note.scope, note.scope_id)
         if note.text == text:
             return None
         return Corrected(note_id=note.id, text=text, **env)
@@ -130,6 +131,7 @@ def move(
     def make(note: Note, env: dict[str, Any]) -> NoteEvent | None:
         if note.scope is new_scope and note.scope_id == target_id:
             return None
+        k.require_plaintext_into(new_scope, target_id)  # no plaintext into an encrypted DM
         return Corrected(note_id=note.id, scope=new_scope, scope_id=target_id, **env)
 
     return change(k, note_id, if_version, make)

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from remem.core.events import ChannelPolicySet, Event, PreferencesSet, Remembered
+from remem.core.events import ChannelKindSet, ChannelPolicySet, Event, PreferencesSet, Remembered
 
 #: Entries kept (older ones are read from the log by a subscriber that far behind).
 FEED_MAX = 10_000
@@ -47,7 +47,7 @@ def entry_of_event(ev: Event) -> Entry:
     """The entry of an event."""
     if isinstance(ev, Remembered):
         return Entry(ev.seq, ev.op, ev.note_id, ev.status.value in _REVIEW_STATUSES)
-    if isinstance(ev, ChannelPolicySet):
+    if isinstance(ev, ChannelPolicySet | ChannelKindSet):
         return Entry(ev.seq, ev.op, ev.target, False)
     if isinstance(ev, PreferencesSet):
         return Entry(ev.seq, ev.op, ev.user, False)

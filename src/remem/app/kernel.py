@@ -22,6 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from remem.app import channel_facts
 from remem.app.agent_state import AgentLog
 from remem.app.link_settings import LinkSettings
 from remem.commands.intents import CommandRecognizer
@@ -47,6 +48,7 @@ from remem.policy.authz import (
 )
 from remem.policy.book import PolicyBook
 from remem.policy.config import Limits
+from remem.policy.kind_rules import CONVERSATION
 from remem.policy.layers import Merged
 from remem.providers.embed import Embedder
 from remem.store.base import Backend
@@ -119,14 +121,20 @@ class Engine:
         """The kernel of one call by ``ctx`` (``InvalidInput`` for anything but a
         RunContext; ``Denied`` with rule ``role_ceiling`` above this engine's ceiling, and
         on a principal's view outside its grants unless ``derived``: an envelope a use case
-        built from the call's admitted one, see :meth:`Kernel.under`)."""
+        built from the call's admitted one, see :meth:`Kernel.under`). A dm or group
+        envelope must match its channel's recorded kind, which the first call naming the
+        channel records (:mod:`remem.app.channel_facts`; ``Denied``, rule
+        ``channel_kind``)."""
         if not isinstance(ctx, RunContext):
             raise InvalidInput("the first argument must be a remem.RunContext built by the host")
         if self.max_role is not Role.OWNER:  # every method: no envelope above the ceiling
             require(within_ceiling(ctx, self.max_role))
         if self.principal is not None and not derived:
             require(decide(ctx, Action.ASSUME_ENVELOPE, _AGENT, grants=self.principal))
-        return Kernel(self, ctx, self.agent(ctx.agent))
+        k = Kernel(self, ctx, self.agent(ctx.agent))
+        if ctx.kind in CONVERSATION and not derived and ctx.role is not Role.UNPAIRED:
+            channel_facts.check(k)  # the channel's recorded kind, not the host's word
+        return k
 
     def agent(self, name: str) -> AgentLog:
         """The one open log of agent ``name`` (opened on first use)."""
@@ -265,6 +273,25 @@ class Kernel:
         decide, in their order: an unpaired run's note stays invisible, not refused.)"""
         if self.channel_e2ee():
             self.require_e2ee_rule(Action.PLAINTEXT, "; nothing was stored")
+
+    def require_plaintext_into(self, scope: Scope, scope_id: str | None) -> None:
+        """``Denied`` (rule ``e2ee_plaintext``) when a note's text would be written in the
+        clear into the channel scope of an encrypted DM (a channel marked ``e2ee``) from
+        another run, an owner's or admin's included; the run's own channel is
+        :meth:`require_plaintext`'s."""
+        if scope is not Scope.CHANNEL or scope_id is None or scope_id == self.ctx.channel:
+            return
+        if self.limits(scope_id).e2ee:
+            engine = self.engine
+            decision = decide(
+                self.ctx,
+                Action.PLAINTEXT,
+                Target(Scope.CHANNEL, scope_id),
+                ceiling=engine.max_role,
+                labels=engine.labels,
+                e2ee=True,
+            )
+            require(decision, "; nothing was stored")
 
     @staticmethod
     def target(note: Note) -> Target:

@@ -9,6 +9,10 @@ from datetime import timedelta
 
 from remem.errors import InvalidInput
 
+#: The config store collections of link and session records (what
+#: :mod:`remem.app.member_links` stores; each record names its agent, DM channel and member).
+LINKS, SESSIONS = "member_links", "member_sessions"
+
 
 @dataclass(frozen=True, slots=True)
 class LinkSettings:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from remem.app import (
     change,
+    channel_kinds,
     commands,
     compaction,
     dm_slot,
@@ -81,6 +82,14 @@ class LocalMemory:
 
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]:
         return settings.channel_policy(self.engine.kernel(ctx), channel)
+
+    def set_channel_kind(
+        self, ctx: RunContext, channel: str, kind: str, *, member: str | None = None
+    ) -> dict[str, Any]:
+        return channel_kinds.set_channel_kind(self.engine.kernel(ctx), channel, kind, member)
+
+    def channel_kinds(self, ctx: RunContext) -> dict[str, Any]:
+        return channel_kinds.channel_kinds(self.engine.kernel(ctx))
 
     def set_my_preferences(
         self,

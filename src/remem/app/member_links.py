@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from remem.app.link_settings import LinkSettings
+from remem.app.link_settings import LINKS, SESSIONS, LinkSettings
 from remem.app.principal import MemberSession, credential_digest
 from remem.core.model import Scope, format_ts, parse_ts
 from remem.errors import Conflict, Unauthenticated
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from remem.app.kernel import Kernel
     from remem.store.base import ConfigStore
 
-#: The config store collections of link and session records.
-LINKS, SESSIONS = "member_links", "member_sessions"
 #: The member page's path on the service; the link's fragment key.
 PAD_PATH, FRAGMENT_KEY = "/pad", "token"
 _REFUSED = (

@@ -61,6 +61,12 @@ class MemoryImpl(Protocol):
 
     def channel_policy(self, ctx: RunContext, channel: str) -> dict[str, Any]: ...
 
+    def set_channel_kind(
+        self, ctx: RunContext, channel: str, kind: str, *, member: str | None = None
+    ) -> dict[str, Any]: ...
+
+    def channel_kinds(self, ctx: RunContext) -> dict[str, Any]: ...
+
     def set_my_preferences(
         self,
         ctx: RunContext,

@@ -15,7 +15,8 @@ principal              may assume
                          patterns, with a role up to ``max_role``; task,
                          agent-only and knowledge runs with the ``sop`` grant;
                          system runs of the principals in ``system``; owner runs
-                         with ``owner=True``
+                         with ``owner=True``; of the run kinds in ``kinds`` only
+                         (``None``: every kind)
 :class:`MemberSession`   its own DM (one agent, channel and member), role member
 =====================  ==========================================================
 
@@ -31,11 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remem.app.envelope import envelope_from_json
-from remem.context import Role, RunContext
+from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
 from remem.core.text import check_id
 from remem.errors import InvalidInput
 from remem.policy.authz import Action, Grants, Target, check_ceiling, decide, require
+from remem.policy.kind_rules import parse_kinds
 
 _ALL = ("*",)
 _SYSTEM = frozenset({Role.CRON, Role.SOP, Role.WEBHOOK})
@@ -92,7 +94,9 @@ class HostPrincipal:
     means all; an empty tuple grants none); ``max_role``: the highest human role it may
     assert (owner, admin or member), in envelopes and on learned messages; ``system``:
     the system principals it may run as (``sop`` also covers task, agent-only and
-    knowledge runs); ``owner``: it may run owner runs. ``name`` is for logs only."""
+    knowledge runs); ``owner``: it may run owner runs; ``kinds``: the run kinds it may
+    assume (``None``: every kind; ``remem tokens create --kinds``). ``name`` is for logs
+    only."""
 
     agents: tuple[str, ...]
     channels: tuple[str, ...]
@@ -101,6 +105,7 @@ class HostPrincipal:
     system: frozenset[Role] = field(default_factory=frozenset)
     owner: bool = False
     name: str = "host"
+    kinds: frozenset[RunKind] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agents", _patterns(self.agents, "agents"))
@@ -111,11 +116,18 @@ class HostPrincipal:
         if not isinstance(self.owner, bool):
             raise InvalidInput("owner must be True or False")
         check_id(self.name, "name")
+        object.__setattr__(self, "kinds", parse_kinds(self.kinds, "kinds"))
 
     @property
     def grants(self) -> Grants:
         return Grants(
-            self.agents, self.channels, self.actors, self.max_role, self.system, self.owner
+            self.agents,
+            self.channels,
+            self.actors,
+            self.max_role,
+            self.system,
+            self.owner,
+            kinds=self.kinds,
         )
 
 
@@ -169,7 +181,8 @@ def run_context(principal: Principal, envelope: Mapping[str, Any] | RunContext) 
     :func:`~remem.app.envelope.envelope_from_json`) or a principal, and ``Denied`` with
     the rule (``agent_not_granted``, ``channel_not_granted``, ``actor_not_granted``,
     ``role_above_grant``, ``system_not_granted``, ``owner_not_granted``,
-    ``member_session``, ``member_session_role``) where its grants do not cover it."""
+    ``kind_not_granted``, ``member_session``, ``member_session_role``) where its grants
+    do not cover it."""
     grants, _ = principal_limits(principal)
     if isinstance(envelope, RunContext):
         # Through the form: a hand-built context gets the constructors' combinations only.

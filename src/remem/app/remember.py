@@ -287,6 +287,7 @@ def _grant(
     if granted is not None:
         return granted[0], granted[1], granted[2]
     k.require(state, Action.CREATE, Target(scope, resolved_id, ctx.actor))
+    k.require_plaintext_into(scope, resolved_id)  # an e2ee DM takes no plaintext from elsewhere
     limits = k.limits(ctx.channel)
     plain = _source(ctx, None)
     if k.policy_version() != version[2]:  # edited meanwhile: decided, but not kept

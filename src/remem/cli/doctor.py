@@ -65,6 +65,23 @@ def check_logs(obj: Ctx) -> list[health.Finding]:
     return [f for agent in agents for f in health.check_agent(root, agent)]
 
 
+def check_channel_kinds(obj: Ctx) -> list[health.Finding]:
+    """Each agent's channel kinds to confirm or set (:func:`remem.health.check_channel_kinds`);
+    an agent whose log cannot be read is reported by :func:`check_logs`."""
+    out: list[health.Finding] = []
+    try:
+        agents = obj.mem.agents()
+    except RememError:
+        return out
+    for agent in agents:
+        try:
+            kinds = obj.mem.channel_kinds(RunContext.owner(agent))
+        except RememError:
+            continue
+        out += health.check_channel_kinds(agent, kinds)
+    return out
+
+
 def check_endpoints(obj: Ctx) -> Iterable[health.Finding]:
     return health.check_endpoints(obj.mem.classifier)
 
@@ -154,6 +171,7 @@ def round_trip(obj: Ctx) -> list[health.Finding]:
 CHECKS: list[Check] = [
     check_logs,
     check_endpoints,
+    check_channel_kinds,
     check_permissions,
     check_reserved_names,
     check_leftover_probes,

@@ -243,11 +243,13 @@ def _on_off(value: str) -> bool:
 
 @main.group("channel")
 def channel_group() -> None:
-    """Channel policy: memory on/off, inferred, kinds, retention, budgets, stewards.
+    """Channel policy (memory on/off, inferred, kinds, retention, budgets, stewards) and a
+    channel's recorded kind (dm or group).
 
     \b
-    Example:
+    Examples:
       remem channel set yuko discord:789 memory off
+      remem channel set-kind yuko discord:456 dm --member discord:123
     """
 
 
@@ -303,3 +305,25 @@ def channel_show(obj: Ctx, agent: str, channel: str, as_json: bool) -> None:
     click.echo(display(f"{'stewards':>26} = {', '.join(effective['stewards']) or '(none)'}"))
     for line in effective["clamped"] + effective["warnings"]:
         click.echo(f"note: {display(line)}")
+
+
+@channel_group.command("set-kind")
+@click.argument("agent")
+@click.argument("channel")
+@click.argument("kind", type=click.Choice(["dm", "group"]))
+@click.option("--member", help="The DM's one member (user id); required for dm.")
+@pass_ctx
+@handle_errors
+def channel_set_kind(obj: Ctx, agent: str, channel: str, kind: str, member: str | None) -> None:
+    """Record or correct a channel's kind (the owner's command). Every dm or group turn
+    there must match it; the first call naming a channel records it from that call's
+    envelope, and `remem doctor` lists kinds a member-capped host recorded.
+
+    \b
+    Examples:
+      remem channel set-kind yuko discord:456 dm --member discord:123
+      remem channel set-kind yuko discord:789 group
+    """
+    fact = obj.mem.set_channel_kind(RunContext.owner(agent), channel, kind, member=member)
+    who = f" of {fact['member']}" if fact["member"] else ""
+    click.echo(display(f"{channel}: {fact['kind']}{who} (recorded by the owner)"))

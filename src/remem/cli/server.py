@@ -29,6 +29,12 @@ def tokens_group() -> None:
 @click.option("--actor", "actors", multiple=True, help="Actor (user id) pattern; repeat.")
 @click.option("--max-role", type=click.Choice(["admin", "member"]), default="member")
 @click.option("--system", default="", help="System principals it may run as: cron,sop,webhook.")
+@click.option(
+    "--kinds",
+    default="",
+    help="Run kinds it may assume: dm,group,task,agent_only,knowledge,system,owner "
+    "(default: every kind).",
+)
 @click.option("--owner", is_flag=True, help="An owner token: every grant (no patterns).")
 @click.option("--json", "as_json", is_flag=True, help="Print {name, token} as JSON.")
 @pass_ctx
@@ -41,6 +47,7 @@ def tokens_create(
     actors: tuple[str, ...],
     max_role: str,
     system: str,
+    kinds: str,
     owner: bool,
     as_json: bool,
 ) -> None:
@@ -48,8 +55,9 @@ def tokens_create(
     repeat; '*' is the only wildcard and '*' alone means all.
 
     \b
-    Example:
+    Examples:
       remem tokens create --name discord-bot --agent yuko --channel 'discord:*' --actor '*'
+      remem tokens create --name dm-bot --agent yuko --channel 'dm:*' --actor '*' --kinds dm
     """
     token = tokens.create_token(
         obj.mem.backend,
@@ -60,6 +68,7 @@ def tokens_create(
         max_role=max_role,
         system=[s.strip() for s in system.split(",") if s.strip()],
         owner=owner,
+        kinds=[k.strip() for k in kinds.split(",") if k.strip()],
     )
     if as_json:
         click.echo(json.dumps({"name": name, "token": token}))
@@ -90,7 +99,7 @@ def tokens_ls(obj: Ctx, as_json: bool) -> None:
             else (
                 f"agents={','.join(i.agents)} channels={','.join(i.channels) or '-'} "
                 f"actors={','.join(i.actors) or '-'} max_role={i.max_role} "
-                f"system={','.join(i.system) or '-'}"
+                f"system={','.join(i.system) or '-'} kinds={','.join(i.kinds) or 'all'}"
             )
         )
         click.echo(f"{i.name:<20} {i.created_at}  {grants}")

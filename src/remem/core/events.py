@@ -171,6 +171,25 @@ class ChannelPolicySet(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChannelKindSet(Event):
+    """A channel's kind was recorded (``run_kind``): ``dm`` (with its one ``member``) or
+    ``group``.
+
+    ``how``: ``first_use`` (the first call naming the channel asserted it), ``backfill``
+    (read from what the log and records showed before kinds were recorded) or ``set``
+    (an owner or admin confirmed or corrected it). ``ceiling``: the highest role the
+    principal that recorded it may assert (``member`` for a member-capped host token:
+    ``remem doctor`` lists those for an admin to confirm)."""
+
+    op: ClassVar[str] = "channel_kind"
+    target: str
+    run_kind: str
+    member: str | None = None
+    ceiling: str | None = None
+    how: str = "first_use"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PreferencesSet(Event):
     """A participant's choices about memory of themselves."""
 
@@ -196,6 +215,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Restored,
         Erased,
         ChannelPolicySet,
+        ChannelKindSet,
         PreferencesSet,
     )
 }

@@ -19,6 +19,7 @@ from typing import Any
 
 from remem.core.events import (
     Approved,
+    ChannelKindSet,
     ChannelPolicySet,
     Corrected,
     Disabled,
@@ -93,6 +94,45 @@ class Revision:
             "undone": self.undone,
             "undone_at": format_ts(self.undone_at) if self.undone_at else None,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelKind:
+    """A channel's recorded kind (``dm`` or ``group``), a DM's one ``member``, and who
+    recorded it: ``how`` (first_use, backfill, set), the recording principal's role
+    ceiling, the run's actor and role (see :class:`~remem.core.events.ChannelKindSet`)."""
+
+    kind: str
+    member: str | None
+    how: str
+    ceiling: str | None
+    actor: str | None
+    role: str | None
+
+    @classmethod
+    def of(cls, ev: ChannelKindSet) -> ChannelKind:
+        return cls(ev.run_kind, ev.member, ev.how, ev.ceiling, ev.actor, ev.role)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "member": self.member,
+            "how": self.how,
+            "ceiling": self.ceiling,
+            "actor": self.actor,
+            "role": self.role,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChannelKind:
+        return cls(
+            data["kind"],
+            data.get("member"),
+            data["how"],
+            data.get("ceiling"),
+            data.get("actor"),
+            data.get("role"),
+        )
 
 
 def _remembered(agent: str, ev: Remembered) -> Note:
@@ -228,6 +268,8 @@ class State:
         # write), then kept in step.
         self.by_text: dict[ScopeKey, dict[str, list[str]]] = {}
         self.channel_policies: dict[str, dict[str, Any]] = {}
+        #: Each channel's recorded kind, the one fact a run's envelope is checked against.
+        self.channel_kinds: dict[str, ChannelKind] = {}
         self.preferences: dict[str, dict[str, Any]] = {}
         self.preferences_version = 0
         #: Bumped whenever channel policy or participant choices change: authorization and
@@ -285,6 +327,10 @@ class State:
             merged = dict(self.channel_policies.get(event.target, {}))
             merged.update(event.settings)
             self.channel_policies[event.target] = merged
+            self.policy_version += 1
+            return None
+        if isinstance(event, ChannelKindSet):
+            self.channel_kinds[event.target] = ChannelKind.of(event)
             self.policy_version += 1
             return None
         if isinstance(event, PreferencesSet):

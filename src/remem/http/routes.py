@@ -387,6 +387,17 @@ ROUTES: builtins.list[Route] = [
         body={"values": ("object", REQUIRED)},
     ),
     Route(
+        "set_channel_kind",
+        "PUT",
+        "/channels/{channel}/kind",
+        dict[str, Any],
+        lambda m, c, a: m.set_channel_kind(c, a["channel"], a["kind"], member=a["member"]),
+        body={"kind": ("str", REQUIRED), "member": ("str?", None)},
+    ),
+    Route(
+        "channel_kinds", "GET", "/channel-kinds", dict[str, Any], lambda m, c, a: m.channel_kinds(c)
+    ),
+    Route(
         "set_my_preferences",
         "PATCH",
         "/preferences",

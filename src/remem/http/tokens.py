@@ -8,7 +8,7 @@ is shown once, when it is made, and never stored nor logged. Checking compares h
 with :func:`hmac.compare_digest` (constant time).
 
 A record's grants are a :class:`~remem.app.principal.HostPrincipal`'s (agent, channel
-and actor patterns, highest role, system principals), or, for an owner token, the
+and actor patterns, highest role, system principals, run kinds), or, for an owner token, the
 :class:`~remem.app.principal.OwnerPrincipal`'s (every grant).
 
 This module needs no web framework: the command line uses it too.
@@ -31,9 +31,10 @@ from remem.app.principal import (
     credential_digest,
     system_roles,
 )
-from remem.context import Role
+from remem.context import Role, RunKind
 from remem.core.model import format_ts
 from remem.errors import Conflict, InvalidInput, NotFound, Unauthenticated
+from remem.policy.kind_rules import parse_kinds
 from remem.store.base import ConfigStore
 
 #: The config store collection holding the token records.
@@ -55,6 +56,8 @@ class TokenInfo:
     max_role: str
     system: tuple[str, ...]
     created_at: str
+    #: The run kinds it may assume (empty: every kind).
+    kinds: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class TokenInfo:
             "max_role": self.max_role,
             "system": list(self.system),
             "created_at": self.created_at,
+            "kinds": list(self.kinds) or None,
         }
 
 
@@ -88,23 +92,27 @@ def create_token(
     max_role: Role | str = Role.MEMBER,
     system: Iterable[Role | str] = (),
     owner: bool = False,
+    kinds: Iterable[RunKind | str] = (),
     now: datetime | None = None,
 ) -> str:
     """Store a new token's hash and grants under ``name``; return the token (the only time
     it exists outside the host). An owner token takes no patterns: it has every grant.
-    Raises ``InvalidInput`` for a bad name or grant, or a name already in use."""
+    ``kinds``: the run kinds it may assume (empty: every kind). Raises ``InvalidInput``
+    for a bad name or grant, or a name already in use."""
     check_name(name)
-    patterns = (tuple(agents), tuple(channels), tuple(actors), tuple(system))
+    patterns = (tuple(agents), tuple(channels), tuple(actors), tuple(system), tuple(kinds))
     if owner and any(patterns):
         raise InvalidInput(
-            "an owner token has every grant: leave out --agent, --channel, --actor and --system"
+            "an owner token has every grant: leave out --agent, --channel, --actor, --system "
+            "and --kinds"
         )
     role = _role(max_role)
     system = system_roles(patterns[3], "--system")
+    run_kinds = parse_kinds(patterns[4])
     if not owner:
         if not patterns[0]:
             raise InvalidInput("a host token needs at least one --agent pattern (e.g. yuko)")
-        HostPrincipal(patterns[0], patterns[1], patterns[2], role, system)
+        HostPrincipal(patterns[0], patterns[1], patterns[2], role, system, kinds=run_kinds)
     token = f"{PREFIX}{name}_{secrets.token_urlsafe(32)}"
     record = {
         "hash": credential_digest(token),
@@ -114,6 +122,8 @@ def create_token(
         "actors": list(patterns[2]),
         "max_role": Role.OWNER.value if owner else role.value,
         "system": sorted(r.value for r in system),
+        # Absent: every kind (the records of tokens made before kinds existed).
+        **({"kinds": sorted(k.value for k in run_kinds)} if run_kinds else {}),
         "created_at": format_ts(now or datetime.now(UTC)),
     }
     try:
@@ -155,6 +165,7 @@ def _info(name: str, v: dict[str, Any]) -> TokenInfo:
         str(v.get("max_role", "member")),
         tuple(v.get("system", ())),
         str(v.get("created_at", "")),
+        tuple(v.get("kinds", ())),
     )
 
 
@@ -194,6 +205,7 @@ def principal_of(name: str, v: dict[str, Any]) -> Principal:
         Role(v.get("max_role", "member")),
         frozenset(Role(s) for s in v.get("system", ())),
         name=name,
+        kinds=parse_kinds(v.get("kinds")),
     )
 
 

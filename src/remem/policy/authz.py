@@ -26,7 +26,9 @@ cron / sop / webhook / task  read agent (+ own channel); write agent scope and o
 ===========================  =====================================================
 
 The encrypted DM slot (``DM_SLOT``) and plaintext in an ``e2ee`` channel
-(``PLAINTEXT``) have their own rules, for every role: :mod:`remem.policy.e2ee_rules`.
+(``PLAINTEXT``) have their own rules, for every role: :mod:`remem.policy.e2ee_rules`;
+so do channel kinds (``CHANNEL_KIND``, ``SET_CHANNEL_KIND``, a token's run kinds):
+:mod:`remem.policy.kind_rules`.
 
 Before any of these, two rules hold for every principal: an unpaired envelope
 may do nothing, and no envelope may carry a role above the **role ceiling**,
@@ -92,6 +94,8 @@ from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
 from remem.errors import Denied, InvalidInput
 from remem.policy.e2ee_rules import dm_slot_rule, plaintext_rule
+from remem.policy.kind_rules import channel_kind_rule, kind_grant_rule
+from remem.policy.patterns import pattern_matches as pattern_matches
 
 
 class Action(StrEnum):
@@ -131,6 +135,10 @@ class Action(StrEnum):
     DM_SLOT = "dm_slot"
     #: Put the run's message text into memory in the clear (see ``e2ee=``).
     PLAINTEXT = "plaintext"
+    #: Act in a channel with a dm or group envelope (``target.kind``: the recorded kind,
+    #: ``target.created_by``: a DM's recorded member); set it: owners and admins.
+    CHANNEL_KIND = "channel_kind"
+    SET_CHANNEL_KIND = "set_channel_kind"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +146,15 @@ class Target:
     """What an action touches: a scope, and for existing notes who created them.
 
     For the learning actions: ``created_by`` is a message's author, ``role`` the role
-    its label asserts for that author."""
+    its label asserts for that author. For ``CHANNEL_KIND``: ``kind`` is the channel's
+    recorded kind (None: none yet), ``created_by`` a DM's recorded member."""
 
     scope: Scope
     scope_id: str | None = None
     created_by: str | None = None
     role: Role | None = None
     agent: str | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +165,8 @@ class Grants:
     ``agents``, ``channels``, ``actors``: patterns (``*`` the only wildcard);
     ``max_role``: the highest human role it may assert; ``system``: the system
     principals it may run as; ``owner``: it may run owner runs. ``session``: a member
-    session, whose three patterns are its one agent, DM channel and member (exact)."""
+    session, whose three patterns are its one agent, DM channel and member (exact).
+    ``kinds``: the run kinds it may assume (``None``: every kind)."""
 
     agents: tuple[str, ...]
     channels: tuple[str, ...]
@@ -164,6 +175,7 @@ class Grants:
     system: frozenset[Role] = frozenset()
     owner: bool = False
     session: bool = False
+    kinds: frozenset[RunKind] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +198,9 @@ def _deny(rule: str, reason: str) -> Decision:
 
 OWNER_ONLY = frozenset({Action.COMPACT})
 REVIEWING = frozenset({Action.REVIEW, Action.REVIEW_UNVERIFIED})
-ADMIN_ONLY = frozenset({Action.APPOINT_STEWARDS, Action.RULES, Action.ADMINISTER})
+ADMIN_ONLY = frozenset(
+    {Action.APPOINT_STEWARDS, Action.RULES, Action.ADMINISTER, Action.SET_CHANNEL_KIND}
+)
 LEARNING = frozenset({Action.ASSERT_ROLE, Action.ASSERT_ARCHIVED_ROLE, Action.LEARN_FROM})
 
 #: Roles by how much they may do, for the role ceiling. System principals write agent-wide
@@ -266,7 +280,9 @@ def decide(
     if action is Action.DM_SLOT:
         return Decision(*dm_slot_rule(ctx, target.scope_id, e2ee))
     if action is Action.PLAINTEXT:
-        return Decision(*plaintext_rule(e2ee, ctx.channel))
+        return Decision(*plaintext_rule(e2ee, target.scope_id or ctx.channel))
+    if action is Action.CHANNEL_KIND:
+        return Decision(*channel_kind_rule(ctx, target.kind, target.created_by))
     if action in _ENVELOPE_ONLY:
         return _envelope_rule(ctx, action, target)
     if action in LEARNING:
@@ -490,25 +506,6 @@ _CONVERSATION = frozenset({RunKind.DM, RunKind.GROUP})
 _AGENT_WRITERS = frozenset({RunKind.TASK, RunKind.AGENT_ONLY, RunKind.KNOWLEDGE, RunKind.SYSTEM})
 
 
-def pattern_matches(pattern: str, value: str) -> bool:
-    """Whether ``value`` matches ``pattern``, where ``*`` stands for any run of characters
-    (the only wildcard: ``?`` and ``[`` are plain characters)."""
-    if "*" not in pattern:
-        return pattern == value
-    first, *middle, last = pattern.split("*")
-    if len(value) < len(first) + len(last) or not value.startswith(first):
-        return False
-    if not value.endswith(last):
-        return False
-    at, end = len(first), len(value) - len(last)
-    for part in middle:
-        found = value.find(part, at, end)
-        if found < 0:
-            return False
-        at = found + len(part)
-    return True
-
-
 def _granted(patterns: tuple[str, ...], value: str) -> bool:
     return any(pattern_matches(p, value) for p in patterns)
 
@@ -526,6 +523,9 @@ def _assume_envelope(ctx: RunContext, grants: Grants | None) -> Decision:
         return _deny("no_grants", "no principal's grants were given; authenticate first")
     if grants.session:
         return _member_session(ctx, grants)
+    allowed, rule, reason = kind_grant_rule(ctx, grants.kinds)
+    if not allowed:
+        return _deny(rule, reason)
     if not _granted(grants.agents, ctx.agent):
         return _deny(
             "agent_not_granted",

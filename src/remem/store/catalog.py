@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from remem.core.events import Corrected, Erased, Event, NoteEvent, Remembered, from_dict
 from remem.core.model import Note, Scope
-from remem.core.projection import Notes, Revision, ScopeKey, State, scope_key
+from remem.core.projection import ChannelKind, Notes, Revision, ScopeKey, State, scope_key
 
 #: How many notes a lazily folded state keeps in memory before evicting whole scopes.
 MAX_LOADED_NOTES = 250_000
@@ -223,6 +223,7 @@ class CatalogState(State):
             "home": home_idx,
             "positions": list(map(self.positions.get, self.home)),
             "channel_policies": self.channel_policies,
+            "channel_kinds": {c: k.to_dict() for c, k in self.channel_kinds.items()},
             "preferences": self.preferences,
             "revisions": [r.to_dict() for r in self.revisions.values()],
             "vetoes": sorted(self.vetoes),
@@ -247,6 +248,8 @@ class CatalogState(State):
             members[note_id] = None
         self.scopes = scopes
         self.channel_policies = data["channel_policies"]
+        kinds = data.get("channel_kinds", {})  # none in a snapshot from before kinds
+        self.channel_kinds = {c: ChannelKind.from_dict(k) for c, k in kinds.items()}
         self.preferences = data["preferences"]
         self.preferences_version += 1
         self.policy_version += 1

@@ -8,6 +8,7 @@ from typing import Any
 from remem.core.events import (
     EVENT_TYPES,
     Approved,
+    ChannelKindSet,
     ChannelPolicySet,
     Corrected,
     Disabled,
@@ -117,6 +118,13 @@ def every_event_type(note_id: str, other_id: str) -> list[Event]:
         ChannelPolicySet(
             target="discord:456",
             settings={"memory": "on", "kinds": ["decision", "fact"], "stewards": ["discord:9"]},
+            **sample_envelope(),
+        ),
+        ChannelKindSet(
+            target="discord:456",
+            run_kind="dm",
+            member="discord:123",
+            ceiling="member",
             **sample_envelope(),
         ),
         PreferencesSet(user="discord:123", settings={"inferred": False}, **sample_envelope()),

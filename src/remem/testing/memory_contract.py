@@ -43,6 +43,7 @@ from remem.service import Memory
 from remem.testing.memory_cases_changes import ChangeCases
 from remem.testing.memory_cases_e2ee import E2eeCases
 from remem.testing.memory_cases_formation import FormationCases
+from remem.testing.memory_cases_kinds import KindCases
 from remem.testing.memory_cases_notes import NoteCases
 from remem.testing.memory_cases_policy import PolicyCases
 from remem.testing.memory_cases_tools import ToolCases
@@ -81,6 +82,8 @@ OUTCOMES_THAT_APPLY: dict[str, frozenset[str]] = {
     "set_rule": _GUARDED,
     "set_channel_policy": _GUARDED,
     "channel_policy": _GUARDED,
+    "set_channel_kind": _GUARDED,
+    "channel_kinds": _GUARDED,
     "effective_policy": _GUARDED,
     "set_my_preferences": _GUARDED,
     "limits": frozenset({OK}),
@@ -146,7 +149,9 @@ def missing_cases(cls: type) -> dict[str, Any]:
     return {k: v for k, v in report.items() if v}
 
 
-class MemoryContract(NoteCases, PolicyCases, FormationCases, ChangeCases, E2eeCases, ToolCases):
+class MemoryContract(
+    NoteCases, PolicyCases, FormationCases, ChangeCases, E2eeCases, ToolCases, KindCases
+):
     """The Memory-level contract; see the module docstring for how to run it."""
 
     def test_every_public_method_has_its_cases(self) -> None:
