@@ -192,6 +192,17 @@ def test_heads_past_16_kib_or_100_fields_are_refused_while_they_arrive(
 
 
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
+def test_a_pipelined_head_past_16_kib_is_refused(servers: dict[str, Any], parser: str) -> None:
+    # The second request's head arrives with the first one's bytes: it is held to the
+    # same 16 KiB as a head that arrives on its own.
+    port = _port(servers[parser])
+    first = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    second = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % (b"b" * 20000)
+    answers = _request(port, first + second).split(b"HTTP/1.1 ")[1:]
+    assert [int(a.split(b" ", 1)[0]) for a in answers] == [200, 431], answers
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
 def test_a_dribbled_head_is_closed_after_the_header_timeout(
     servers: dict[str, Any], parser: str
 ) -> None:
