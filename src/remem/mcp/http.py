@@ -10,7 +10,10 @@ credential here: ``/mcp`` is for hosts, and a request without an ``Authorization
 is 401 whatever cookie it carries. The metadata's address is built from the service's
 configured public URL only (``--public-url``, or the bound address of a non-wildcard
 bind), never from the request's ``Host`` header; without one, the challenge names no
-metadata and the metadata route answers 404. And, in ``_meta["remem/run"]`` of every
+metadata and the metadata route answers 404. ``GET /mcp`` is 405: a stateless service has
+no server-to-client stream to offer, and a stream held open that could never carry a
+message would escape the per-principal count of waits and streams
+(:mod:`remem.http.waits`) and outlive its credential. And, in ``_meta["remem/run"]`` of every
 request (``tools/list`` included), the envelope's JSON form, the same as the HTTP
 ``Remem-Run`` header. :func:`remem.run_context` checks it against the token's grants, and
 the call runs on the token principal's view of the Memory, exactly like an HTTP route.
@@ -50,6 +53,18 @@ METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
 _STATE_KEY = "remem_principal"
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+#: What ``GET /mcp`` answers (the MCP transport's own 405: no SSE stream is offered).
+_NO_STREAM = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "this MCP endpoint is stateless and offers no stream: send each "
+            "request with POST",
+        },
+    }
+)
 _NO_TOKEN = (
     "/mcp needs a host token: send Authorization: Bearer <token> (remem tokens create); "
     "a member page's session is not accepted here"
@@ -132,6 +147,11 @@ class _Endpoint:
                 headers=self.refused,
             )
             await response(scope, receive, send)
+            return
+        if request.method == "GET":  # no stream to hold open (see the module docstring)
+            headers = {"Allow": "POST", "Cache-Control": "no-store"}
+            no_stream = Response(_NO_STREAM, 405, headers, "application/json")
+            await no_stream(scope, receive, send)
             return
         scope.setdefault("state", {})[_STATE_KEY] = principal
         await self.manager.handle_request(scope, receive, _BoundedErrors(send))
