@@ -196,3 +196,23 @@ def test_a_member_cookie_is_no_credential_on_mcp(server: Server, host: Memory) -
     )
     assert status == 401, answer
     assert answer["code"] == "unauthenticated" and "host token" in answer["message"]
+
+
+def test_mcp_requests_log_the_token_that_asked(server: Server, host_token: str) -> None:
+    foreign = RunContext.dm("someone-else", "discord:dm-alice", "discord:alice")
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"_meta": {"remem/run": foreign.to_json()}},
+    }
+    headers = {"Content_Type": "application/json", "Accept": "application/json"}
+    auth = {"Authorization": f"Bearer {host_token}", **headers}
+    status, _, answer = request(server, "POST", "/mcp", body, **auth)
+    assert status == 200 and answer["error"]["data"]["code"] == "denied", answer  # refused
+    assert request(server, "POST", "/mcp", body, **headers)[0] == 401
+    lines = [line for line in access_lines(server) if line["route"] == "/mcp"]
+    assert {(line["method"], line["status"], line["token"]) for line in lines} >= {
+        ("POST", 200, "leaky-bot"),
+        ("POST", 401, "-"),
+    }

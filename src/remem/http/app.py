@@ -541,7 +541,11 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
         from remem.mcp.http import mount
 
         public_url = service.mem.link_settings.base_url  # never the request's Host header
-        mount(app, service.principal, service.view, public_url=public_url)
+
+        def log(method: str, status: int, started: float, who: str) -> None:
+            _log("/mcp", method, status, started, who)
+
+        mount(app, service.principal, service.view, public_url=public_url, log=log)
 
 
 def create_app_from_env() -> FastAPI:
