@@ -470,7 +470,7 @@ def create_app(
     )
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     _add_routes(app, service, heartbeat)
-    add_pad_routes(app, mem)
+    add_pad_routes(app, mem, _log)
     _mount_mcp(app, service)
     # Inside CORS, so a browser console sees a 413 or 431 as such.
     app.add_middleware(RequestBounds)
