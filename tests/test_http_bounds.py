@@ -192,6 +192,34 @@ def test_heads_past_16_kib_or_100_fields_are_refused_while_they_arrive(
 
 
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
+def test_a_pipelined_head_past_16_kib_is_refused(servers: dict[str, Any], parser: str) -> None:
+    # The second request's head arrives with the first one's bytes: it is held to the
+    # same 16 KiB as a head that arrives on its own.
+    port = _port(servers[parser])
+    first = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    second = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % (b"b" * 20000)
+    answers = _request(port, first + second).split(b"HTTP/1.1 ")[1:]
+    assert [int(a.split(b" ", 1)[0]) for a in answers] == [200, 431], answers
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+def test_a_chunked_bodys_trailer_fields_are_held_to_the_heads_limit(
+    servers: dict[str, Any], parser: str
+) -> None:
+    # Trailer fields come after the body's last chunk, and the parser buffers them like a
+    # head's: an endless one is refused like an endless header, before the route answers.
+    server = servers[parser]
+    port, before = _port(server), _rss(server)
+    head = (
+        b"POST /v1/agents/yuko/notes HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        b"\r\n2\r\n{}\r\n0\r\nX-Trailer: "
+    )
+    sent, answer = send_until_refused(port, head, 64 << 20)
+    assert sent < SENT_BOUND and status_of(answer) in (None, 400, 431), answer[:200]
+    assert _rss(server) - before < 16 << 20
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
 def test_a_dribbled_head_is_closed_after_the_header_timeout(
     servers: dict[str, Any], parser: str
 ) -> None:

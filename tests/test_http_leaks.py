@@ -174,7 +174,9 @@ def test_denials_after_authentication_log_who_was_refused(
     assert (policy, 403, "member-session") in named
     assert (policy, 401, "-") in named  # no principal: nobody to name
     assert any(line["route"] == "/v1/agents" and line["token"] == "leaky-bot" for line in lines)
-    assert all(line["token"] != "-" for line in failed if line["status"] != 401)
+    # (A link exchange refused for its body before any session is known names nobody.)
+    v1 = [line for line in failed if line["route"].startswith("/v1")]
+    assert all(line["token"] != "-" for line in v1 if line["status"] != 401)
     assert host_token not in Path(server.log).read_text()
 
 
@@ -196,3 +198,41 @@ def test_a_member_cookie_is_no_credential_on_mcp(server: Server, host: Memory) -
     )
     assert status == 401, answer
     assert answer["code"] == "unauthenticated" and "host token" in answer["message"]
+
+
+def test_mcp_requests_log_the_token_that_asked(server: Server, host_token: str) -> None:
+    foreign = RunContext.dm("someone-else", "discord:dm-alice", "discord:alice")
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"_meta": {"remem/run": foreign.to_json()}},
+    }
+    headers = {"Content_Type": "application/json", "Accept": "application/json"}
+    auth = {"Authorization": f"Bearer {host_token}", **headers}
+    status, _, answer = request(server, "POST", "/mcp", body, **auth)
+    assert status == 200 and answer["error"]["data"]["code"] == "denied", answer  # refused
+    assert request(server, "POST", "/mcp", body, **headers)[0] == 401
+    lines = [line for line in access_lines(server) if line["route"] == "/mcp"]
+    assert {(line["method"], line["status"], line["token"]) for line in lines} >= {
+        ("POST", 200, "leaky-bot"),
+        ("POST", 401, "-"),
+    }
+
+
+def test_member_session_requests_log_the_session(server: Server, host: Memory) -> None:
+    _, headers, _ = signed_in(server, host.member_link(ALICE).token)
+    cookie = cookie_of(headers)
+    assert request(server, "GET", "/pad/session", Cookie=cookie)[0] == 200
+    assert signed_in(server, host.member_link(ALICE).token, cookie, replace="yes")[0] == 422
+    # Another member's link while Alice is signed in: refused after her session was known.
+    assert signed_in(server, host.member_link(BOB).token, cookie)[0] == 409
+    assert request(server, "DELETE", "/pad/session", Cookie=cookie)[0] == 401  # no Origin
+    lines = [line for line in access_lines(server) if line["route"] == "/pad/session"]
+    assert {(line["method"], line["status"], line["token"]) for line in lines} >= {
+        ("POST", 201, "member-session"),
+        ("GET", 200, "member-session"),
+        ("POST", 422, "member-session"),
+        ("POST", 409, "member-session"),
+        ("DELETE", 401, "-"),
+    }

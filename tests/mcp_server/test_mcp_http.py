@@ -162,3 +162,16 @@ def test_a_foreign_host_or_origin_is_refused(
     with pytest.raises(urllib.error.HTTPError) as failed:
         urllib.request.urlopen(request, timeout=30)
     assert failed.value.code == status
+
+
+def test_get_opens_no_stream(server: Server, token: str) -> None:
+    # A stateless service has nothing to send on a GET stream: one held open would escape
+    # the per-principal count of waits and streams, and outlive a revoked token.
+    request = urllib.request.Request(
+        server.url + "/mcp",
+        headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=3)
+    assert refused.value.code == 405 and refused.value.headers["Allow"] == "POST"
+    assert json.loads(refused.value.read())["error"]["code"] == -32600

@@ -470,7 +470,7 @@ def create_app(
     )
     app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
     _add_routes(app, service, heartbeat)
-    add_pad_routes(app, mem)
+    add_pad_routes(app, mem, _log)
     _mount_mcp(app, service)
     # Inside CORS, so a browser console sees a 413 or 431 as such.
     app.add_middleware(RequestBounds)
@@ -541,7 +541,11 @@ def _mount_mcp(app: FastAPI, service: Service) -> None:
         from remem.mcp.http import mount
 
         public_url = service.mem.link_settings.base_url  # never the request's Host header
-        mount(app, service.principal, service.view, public_url=public_url)
+
+        def log(method: str, status: int, started: float, who: str) -> None:
+            _log("/mcp", method, status, started, who)
+
+        mount(app, service.principal, service.view, public_url=public_url, log=log)
 
 
 def create_app_from_env() -> FastAPI:

@@ -9,6 +9,10 @@ request line + headers: 16 KiB     431, closed  while the bytes arrive, by the H
                                                 (:mod:`remem.http.protocols`, any parser)
 header fields: 100                 431          the protocol where its parser allows, and
 (:data:`MAX_FIELDS`)                            :class:`RequestBounds` for every request
+                                                (which holds every head to
+                                                :data:`MAX_HEAD` again: a pipelined
+                                                request's head can reach the parser
+                                                within the bytes of the one before it)
 body: 1 MiB (:data:`MAX_BODY`),    413, closed  :class:`RequestBounds`: by
 less on some routes                             ``Content-Length`` before the route runs,
 (:data:`BODY_LIMITS`)                           else counted while the route reads it
@@ -91,6 +95,15 @@ def _declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
+def _head_size(scope: Scope) -> int:
+    """The fewest bytes the request line and headers of ``scope`` took on the wire (the
+    parsers drop the optional spaces around a value, so they are not counted)."""
+    query = scope.get("query_string", b"")
+    line = len(scope["method"]) + len(scope.get("raw_path") or b"") + len(b"  HTTP/1.1\r\n")
+    line += len(query) + 1 if query else 0
+    return line + sum(len(n) + len(v) + 3 for n, v in scope["headers"]) + 2
+
+
 def _chunked(headers: list[tuple[bytes, bytes]]) -> bool:
     return any(n == b"transfer-encoding" and b"chunked" in v.lower() for n, v in headers)
 
@@ -113,7 +126,7 @@ class RequestBounds:
             await self.app(scope, receive, send)
             return
         headers = scope["headers"]
-        if len(headers) > MAX_FIELDS:
+        if len(headers) > MAX_FIELDS or _head_size(scope) > MAX_HEAD:
             await _answer(send, headers_too_large())
             return
         limit = self.limits.get(scope["path"], self.default)

@@ -35,7 +35,9 @@ no-referrer`` and ``Cache-Control: no-store``.
 from __future__ import annotations
 
 import re
+import time
 import urllib.parse
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,6 +86,10 @@ _TYPES = {
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\.(?:js|css|svg|png)$")
 _SAFE = frozenset({"GET", "HEAD"})
+#: The access log's name for a member session (as on the ``/v1`` routes).
+MEMBER_LABEL = "member-session"
+#: ``(route, method, status, perf_counter at the start, who)``: the access log.
+LogLine = Callable[[str, str, int, float, str], None]
 _CROSS_SITE = (
     "a member session's changes must come from its own memory page (the page's origin and "
     "its Remem-Pad header): reload the page and try again"
@@ -116,7 +122,7 @@ def cookie_principal(request: Request, mem: Memory) -> tuple[str, MemberSession]
     one, or an unsafe request failing :func:`check_same_site`)."""
     check_same_site(request, mem)
     grant = session_principal(mem.backend, request.cookies.get(COOKIE, ""), mem.clock())
-    return "member-session", grant.principal
+    return MEMBER_LABEL, grant.principal
 
 
 def _json(data: Any, status: int, headers: dict[str, str] | None = None) -> Response:
@@ -178,16 +184,21 @@ def _switch_refused(current: MemberSession, link: MemberSession) -> Response:
     return _json({**body, "link": _principal_json(link)}, http_status(error))
 
 
-def _exchange(request: Request, mem: Memory, store: ConfigStore, raw: bytes) -> Response:
+def _exchange(
+    request: Request, mem: Memory, store: ConfigStore, raw: bytes, who: list[str]
+) -> Response:
     check_same_site(request, mem)
-    token, replace = _exchange_body(raw)
     now = mem.clock()
     current = _signed_in(request, store, now) if COOKIE in request.cookies else None
+    if current is not None:  # known before the body is read: its refusals name it
+        who[0] = MEMBER_LABEL
+    token, replace = _exchange_body(raw)
     if current is not None and not replace:
         link = link_principal(store, token, now)
         if link.member != current.principal.member:
             return _switch_refused(current.principal, link)
     grant = exchange_link(store, token, now, mem.link_settings)
+    who[0] = MEMBER_LABEL
     if current is not None:  # the session this browser held ends with its cookie
         end_session(store, current.token)
     max_age = int((grant.expires_at - mem.clock()).total_seconds())
@@ -195,19 +206,25 @@ def _exchange(request: Request, mem: Memory, store: ConfigStore, raw: bytes) -> 
     return _json(_session_json(grant), 201, {"Set-Cookie": cookie})
 
 
-def _current(request: Request, mem: Memory, store: ConfigStore) -> Response:
+def _current(request: Request, mem: Memory, store: ConfigStore, who: list[str]) -> Response:
     grant = session_principal(store, request.cookies.get(COOKIE, ""), mem.clock())
+    who[0] = MEMBER_LABEL
     return _json(_session_json(grant), 200)
 
 
-def _sign_out(request: Request, mem: Memory, store: ConfigStore) -> Response:
+def _sign_out(request: Request, mem: Memory, store: ConfigStore, who: list[str]) -> Response:
     check_same_site(request, mem)
+    if _signed_in(request, store, mem.clock()) is not None:
+        who[0] = MEMBER_LABEL
     end_session(store, request.cookies.get(COOKIE, ""))
     return _json({"signed_out": True}, 200, {"Set-Cookie": _cookie(request, mem, "", 0)})
 
 
-def add_pad_routes(app: FastAPI, mem: Memory) -> None:
-    """Serve the member pages (see the module docstring) from ``app`` over ``mem``."""
+def add_pad_routes(app: FastAPI, mem: Memory, log: LogLine | None = None) -> None:
+    """Serve the member pages (see the module docstring) from ``app`` over ``mem``.
+    ``log``: writes each session request's access-log line, naming ``member-session``
+    once a session (the cookie's, or the one a link was exchanged for) is known,
+    refusals included."""
     store = mem.backend
 
     async def page(request: Request) -> Response:
@@ -221,15 +238,22 @@ def add_pad_routes(app: FastAPI, mem: Memory) -> None:
         return Response(path.read_bytes(), 200, PAGE_HEADERS, _TYPES[path.suffix])
 
     async def session(request: Request) -> Response:
+        started, who = time.perf_counter(), ["-"]
+        response = await _session(request, who)
+        if log is not None:
+            log("/pad/session", request.method, response.status_code, started, who[0])
+        return response
+
+    async def _session(request: Request, who: list[str]) -> Response:
         raw = await request.body() if request.method == "POST" else b""
         try:
             if len(raw) > 4096:
                 raise InvalidInput("the request body is over 4096 bytes")
             if request.method == "POST":
-                return await run_in_threadpool(_exchange, request, mem, store, raw)
+                return await run_in_threadpool(_exchange, request, mem, store, raw, who)
             if request.method == "DELETE":
-                return await run_in_threadpool(_sign_out, request, mem, store)
-            return await run_in_threadpool(_current, request, mem, store)
+                return await run_in_threadpool(_sign_out, request, mem, store, who)
+            return await run_in_threadpool(_current, request, mem, store, who)
         except RememError as exc:
             return _json(error_body(exc), http_status(exc))
 

@@ -10,6 +10,8 @@ reports fields one by one, the request is answered 431 (the one error body,
 
 - close a connection whose request head is not complete ``header_timeout`` seconds after
   it opened or after the head's first byte (a slowloris client dribbling headers);
+- hold a chunked body's trailer fields (which the parser buffers like a head's) to the
+  same bytes, fields and timeout as a head;
 - close at once any connection past ``max_connections`` open ones in this process.
 
 A connection closed in the middle of a request (a refused head or body, a parser error)
@@ -244,12 +246,23 @@ if importlib.util.find_spec("httptools"):  # the server extra installs it
 
         _reading_head = True
         _fields = 0
+        #: After a chunk's size line and before its data: where a chunked body's
+        #: trailer fields arrive (after the last, empty chunk), which the parser buffers
+        #: like a head's fields; counted against the same 16 KiB.
+        _chunk_line = False
 
         def _in_head(self) -> bool:
-            return self._reading_head
+            return self._reading_head or self._chunk_line
 
         def _in_body(self) -> bool:
             return not self._reading_head
+
+        def on_chunk_header(self) -> None:
+            self._chunk_line = True
+
+        def on_body(self, body: bytes) -> None:
+            self._chunk_line = False
+            super().on_body(body)
 
         def _open_connections(self) -> int:
             return len(self.connections)
@@ -258,7 +271,7 @@ if importlib.util.find_spec("httptools"):  # the server extra installs it
             return self.cycle is not None and not self.cycle.response_complete
 
         def on_message_begin(self) -> None:
-            self._fields = 0
+            self._fields, self._chunk_line = 0, False
             super().on_message_begin()
 
         def on_header(self, name: bytes, value: bytes) -> None:
@@ -274,6 +287,7 @@ if importlib.util.find_spec("httptools"):  # the server extra installs it
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
+            self._chunk_line = False
             super().on_message_complete()
             self._reading_head = True
 

@@ -10,7 +10,10 @@ credential here: ``/mcp`` is for hosts, and a request without an ``Authorization
 is 401 whatever cookie it carries. The metadata's address is built from the service's
 configured public URL only (``--public-url``, or the bound address of a non-wildcard
 bind), never from the request's ``Host`` header; without one, the challenge names no
-metadata and the metadata route answers 404. And, in ``_meta["remem/run"]`` of every
+metadata and the metadata route answers 404. ``GET /mcp`` is 405: a stateless service has
+no server-to-client stream to offer, and a stream held open that could never carry a
+message would escape the per-principal count of waits and streams
+(:mod:`remem.http.waits`) and outlive its credential. And, in ``_meta["remem/run"]`` of every
 request (``tools/list`` included), the envelope's JSON form, the same as the HTTP
 ``Remem-Run`` header. :func:`remem.run_context` checks it against the token's grants, and
 the call runs on the token principal's view of the Memory, exactly like an HTTP route.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -50,6 +54,18 @@ METADATA_PATH = "/.well-known/oauth-protected-resource/mcp"
 _STATE_KEY = "remem_principal"
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+#: What ``GET /mcp`` answers (the MCP transport's own 405: no SSE stream is offered).
+_NO_STREAM = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": "this MCP endpoint is stateless and offers no stream: send each "
+            "request with POST",
+        },
+    }
+)
 _NO_TOKEN = (
     "/mcp needs a host token: send Authorization: Bearer <token> (remem tokens create); "
     "a member page's session is not accepted here"
@@ -59,6 +75,8 @@ _NO_TOKEN = (
 Authenticate = Callable[[Request], tuple[str, Principal]]
 #: ``principal -> the principal's view of the Memory``.
 ViewOf = Callable[[Principal], Memory]
+#: ``(method, status, perf_counter at the start, token name or "-")``: the access log.
+LogLine = Callable[[str, int, float, str], None]
 
 
 def security_from_env() -> TransportSecuritySettings:
@@ -108,22 +126,35 @@ class _Endpoint:
         manager: StreamableHTTPSessionManager,
         authenticate: Authenticate,
         metadata: str | None,
+        log: LogLine | None = None,
     ) -> None:
         self.manager = manager
         self.authenticate = authenticate
+        self.log = log
         challenge = "Bearer" if metadata is None else f'Bearer resource_metadata="{metadata}"'
         self.refused = {"WWW-Authenticate": challenge, "Cache-Control": "no-store"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request, then write its access-log line (the token's name once it
+        authenticated, refusals included; ``-`` when it did not)."""
+        started, line = time.perf_counter(), _Line(send)
+        try:
+            await self._serve(scope, receive, line)
+        finally:
+            if self.log is not None:
+                self.log(scope["method"], line.status, started, line.who)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: _Line) -> None:
         request = Request(scope)
         try:
             # Without the header the authenticator would fall back to the member page's
             # cookie: a member session never reaches the host surface.
             if "authorization" not in request.headers:
                 raise Unauthenticated(_NO_TOKEN)
-            _, principal = await run_in_threadpool(self.authenticate, request)
+            name, principal = await run_in_threadpool(self.authenticate, request)
             if isinstance(principal, MemberSession):
                 raise Unauthenticated(_NO_TOKEN)
+            send.who = name
         except Unauthenticated as exc:
             response = Response(
                 orjson.dumps(error_body(exc)),
@@ -133,8 +164,27 @@ class _Endpoint:
             )
             await response(scope, receive, send)
             return
+        if request.method == "GET":  # no stream to hold open (see the module docstring)
+            headers = {"Allow": "POST", "Cache-Control": "no-store"}
+            no_stream = Response(_NO_STREAM, 405, headers, "application/json")
+            await no_stream(scope, receive, send)
+            return
         scope.setdefault("state", {})[_STATE_KEY] = principal
         await self.manager.handle_request(scope, receive, _BoundedErrors(send))
+
+
+class _Line:
+    """The ``send`` of one request, noting what its access-log line says: the status sent
+    (500 if none was) and who asked."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.status, self.who = 500, "-"
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+        await self.send(message)
 
 
 class _BoundedErrors:
@@ -217,18 +267,24 @@ def _metadata(public_url: str | None) -> Callable[[Request], Any]:
 
 
 def mount(
-    app: Any, authenticate: Authenticate, view_of: ViewOf, *, public_url: str | None = None
+    app: Any,
+    authenticate: Authenticate,
+    view_of: ViewOf,
+    *,
+    public_url: str | None = None,
+    log: LogLine | None = None,
 ) -> None:
     """Serve MCP at ``/mcp`` on the Starlette/FastAPI ``app`` (and its metadata route), the
     session manager running for the app's lifespan. ``public_url``: the service's public
-    address (``https://memory.example.com``), the metadata's base; ``None``: none."""
+    address (``https://memory.example.com``), the metadata's base; ``None``: none.
+    ``log``: writes each ``/mcp`` request's access-log line."""
     server = build_server(_resolver(view_of))
     manager = StreamableHTTPSessionManager(
         app=server, stateless=True, json_response=True, security_settings=security_from_env()
     )
     base = public_url.rstrip("/") if public_url else None
     metadata = None if base is None else base + METADATA_PATH
-    app.router.routes.append(Route(PATH, endpoint=_Endpoint(manager, authenticate, metadata)))
+    app.router.routes.append(Route(PATH, endpoint=_Endpoint(manager, authenticate, metadata, log)))
     app.router.routes.append(Route(METADATA_PATH, endpoint=_metadata(base), methods=["GET"]))
     previous = app.router.lifespan_context
 
