@@ -239,6 +239,9 @@ def serve_cmd(
         port=port,
         workers=workers,
         http=protocol,
+        # No WebSocket upgrades: no route takes one, and an upgrade would bypass the
+        # request bounds (remem.http.bounds), should `websockets` or `wsproto` be installed.
+        ws="none",
         access_log=False,
         server_header=False,
         log_level="warning",
