@@ -377,9 +377,10 @@ def remember(
     envelope may see it (:meth:`Kernel.given`; ``NotFound`` otherwise). Inside
     :func:`remem.app.idempotency.idempotent`, the note and event ids come from its key."""
     key = current()  # here, in the caller's thread: the build may run on another
-    note_id = _write_plan(
-        k,
-        lambda state: plan_remember(
+    created: list[str] = []  # the note this call's own event created, if it did
+
+    def build(state: State) -> tuple[list[Event], str]:
+        planned = plan_remember(
             k,
             text,
             scope=scope,
@@ -394,6 +395,15 @@ def remember(
             said_at=said_at,
             state=state,
             key=key,
-        ),
-    )
-    return k.given(note_id)
+        )
+        events, note_id = planned.build(k, state)
+        created[:] = [note_id] if events and events[0] is planned.event else []
+        return events, note_id
+
+    note_id = k.agent.write(build)
+    note = k.agent.state.notes.get(note_id)
+    if created == [note_id] and note is not None and note.version == 1:
+        # This call's own new note, unchanged since: a result given for the first time,
+        # in a scope the envelope was just allowed to write (so no read check is spent).
+        return note
+    return k.given(note_id)  # given again (a retry, a reinforcement): a read's check
