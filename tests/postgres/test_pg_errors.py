@@ -121,6 +121,15 @@ def test_cli_errors_name_host_and_database_but_no_password(pg_server: str) -> No
     assert "Traceback" not in done.stderr
 
 
+def test_cli_errors_carry_no_percent_encoded_password_parameter(pg_server: str) -> None:
+    """libpq decodes a URI query's keys as well as its values: ``%70assword`` is
+    ``password``, ``ssl%70assword`` is ``sslpassword``."""
+    encoded = f"{pg_server}?%70assword={PASSWORD}&ssl%70assword={KEY_PASSWORD}"
+    done = subprocess.run([*CLI, "--data", encoded, "ls"], capture_output=True, text=True)
+    assert done.returncode != 0 and "127.0.0.1:5432/" in done.stderr, done.stderr
+    assert PASSWORD not in done.stderr and KEY_PASSWORD not in done.stderr, done.stderr
+
+
 def test_one_redaction_removes_every_password_form() -> None:
     assert redact("postgresql://app:p@ss@db:5432/remem") == "postgresql://app@db:5432/remem"
     assert (
