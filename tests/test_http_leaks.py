@@ -153,6 +153,13 @@ def test_mcp_names_the_public_url_whatever_the_host_header(server: Server) -> No
     assert (status, document["resource"]) == (200, f"{PUBLIC}/mcp")
 
 
+def test_no_redirect_names_the_host_header(server: Server) -> None:
+    """A path with a trailing slash was redirected to ``http://<Host header>/path``."""
+    for path in ("/pad/", "/v1/agents/", "/mcp/", "/healthz/", "/v1/agents/yuko/notes/"):
+        status, headers, body = request(server, "GET", path, Host="evil.example")
+        assert "evil.example" not in json.dumps([headers, str(body)]), (path, status, headers)
+
+
 def test_a_wildcard_bind_without_a_public_url_names_no_metadata(tmp_path: Path) -> None:
     with serve(tmp_path / "data", "--host", "0.0.0.0") as server:
         status, headers, _ = request(server, "POST", "/mcp", {}, Host="evil.example")
