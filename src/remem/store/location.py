@@ -19,9 +19,10 @@ def _spelled(word: str) -> str:
 
 #: A ``password`` or ``sslpassword`` parameter: a URL's query (``?password=…&``, the key
 #: percent-encoded or not) or a key=value connection string's (``password='a b'``,
-#: quoted with backslash escapes).
+#: quoted with backslash escapes). A match starts only where a run of blanks starts:
+#: from each blank of a long run, the blanks would be scanned again (quadratic).
 _PASSWORD_PARAM = re.compile(
-    rf"(?i)[ \t]*(?<![A-Za-z0-9_])(?:{_spelled('ssl')})?{_spelled('password')}"
+    rf"(?i)(?<![ \t])[ \t]*(?<![A-Za-z0-9_])(?:{_spelled('ssl')})?{_spelled('password')}"
     r"\s*=\s*(?:'(?:[^'\\]|\\.)*'?|[^\s&#]*)"
 )
 
