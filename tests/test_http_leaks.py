@@ -119,6 +119,26 @@ def test_another_members_link_does_not_silently_replace_the_session(
     assert signed_in(server, host.member_link(BOB).token, bob, replace="yes")[0] == 422
 
 
+def test_a_link_to_another_agent_for_the_same_member_id_does_not_silently_switch(
+    server: Server, host: Memory
+) -> None:
+    """Another agent's host can mint a link for the same member id: signed in to yuko,
+    the person would type into that agent's memory. A session is one member of one
+    agent in one DM: a link naming anything else asks first."""
+    status, headers, _ = signed_in(server, host.member_link(ALICE).token)
+    assert status == 201
+    alice = cookie_of(headers)
+    other = server.token("--name", "other-bot", "--agent", "otherbot", "--actor", "*",
+                         "--channel", "*")  # fmt: skip
+    with Memory.open(server.url, token=other) as elsewhere:
+        lure = elsewhere.member_link(RunContext.dm("otherbot", ALICE.channel, ALICE.actor))
+    status, headers, body = signed_in(server, lure.token, alice)
+    assert status == 409, body
+    assert "set-cookie" not in headers
+    assert body["signed_in"]["agent"] == AGENT and body["link"]["agent"] == "otherbot"
+    assert request(server, "GET", "/pad/session", Cookie=alice)[2]["agent"] == AGENT
+
+
 def test_mcp_names_the_public_url_whatever_the_host_header(server: Server) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     status, headers, _ = request(
@@ -131,6 +151,13 @@ def test_mcp_names_the_public_url_whatever_the_host_header(server: Server) -> No
         server, "GET", "/.well-known/oauth-protected-resource/mcp", Host="evil.example"
     )
     assert (status, document["resource"]) == (200, f"{PUBLIC}/mcp")
+
+
+def test_no_redirect_names_the_host_header(server: Server) -> None:
+    """A path with a trailing slash was redirected to ``http://<Host header>/path``."""
+    for path in ("/pad/", "/v1/agents/", "/mcp/", "/healthz/", "/v1/agents/yuko/notes/"):
+        status, headers, body = request(server, "GET", path, Host="evil.example")
+        assert "evil.example" not in json.dumps([headers, str(body)]), (path, status, headers)
 
 
 def test_a_wildcard_bind_without_a_public_url_names_no_metadata(tmp_path: Path) -> None:

@@ -47,3 +47,16 @@ def test_http_refuses_reserved_agents(tmp_path: Path) -> None:
                 assert status == 422, (name, body)
                 assert "reserved" in json.dumps(body)
             assert not (data / "agents" / name).exists()
+
+
+def test_no_token_is_granted_a_reserved_agent(tmp_path: Path) -> None:
+    """``remem tokens create --agent`` takes agent names and patterns: one naming the
+    service's own agents (``#config``, ``#*``) is refused, and no token is stored."""
+    data = tmp_path / "data"
+    for pattern in ("#config", "#keyring", "#*"):
+        made = CliRunner().invoke(
+            main, ["--data", str(data), "tokens", "create", "--name", "t", "--agent", pattern]
+        )
+        assert made.exit_code != 0 and "service's own" in made.output, made.output
+        assert "rmm_" not in made.output
+        assert not (data / "config" / "tokens" / "t.json").exists()

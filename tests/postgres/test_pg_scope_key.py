@@ -291,6 +291,31 @@ def test_the_service_without_its_key_is_told_what_to_set(
     assert result.exit_code != 0 and "--scope-key-file PATH" in result.output
 
 
+def test_db_upgrade_makes_every_missing_directory_of_the_key_file_0700(
+    app_db: tuple[str, str], tmp_path: Path
+) -> None:
+    """Not only the key file's own directory: each missing ancestor too (``os.makedirs``
+    gives the ancestors the umask's mode, 0755)."""
+    owner_url, app_url = app_db
+    role = app_url.split("://", 1)[1].split("@", 1)[0]
+    key_file = tmp_path / "etc" / "remem" / "scope.key"
+    old = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(
+            main,
+            [
+                *("--data", app_url, "db", "upgrade", "--owner-url", owner_url),
+                *("--app-role", role, "--scope-key-file", str(key_file)),
+            ],
+        )
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    for directory in (tmp_path / "etc", tmp_path / "etc" / "remem"):
+        assert directory.stat().st_mode & 0o777 == 0o700, directory
+
+
 def test_db_upgrade_from_v3_closes_what_sql_alone_opened_and_keeps_the_rows(
     pg_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -84,6 +84,19 @@ def check(k: Call) -> None:
         agent.kind_checks[channel] = seen
 
 
+def fits(k: Call) -> Decision:
+    """The decision on the dm or group envelope of ``k`` against its channel's recorded
+    kind, recording nothing: for an envelope a use case derived from the call's admitted
+    one (a learned message's speaker), which :meth:`Engine.kernel` does not check. A
+    channel without a record allows it (the admitted call, not its derivation, records)."""
+    channel = k.ctx.channel
+    assert channel is not None  # dm and group runs have one
+    fact = k.agent.current().channel_kinds.get(channel)
+    if fact is None:
+        return Decision(True, "channel_kind", "")
+    return _decide(k, channel, _target(fact))
+
+
 def _target(fact: ChannelKind) -> _Fact:
     return fact.kind, fact.member
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from remem.app import channel_facts
 from remem.app.kernel import Kernel
 from remem.app.remember import remember_as
 from remem.context import Role, RunContext, RunKind
@@ -224,9 +225,17 @@ class Learner:
         # may not write agent scope and the item is theirs only as its author.
         quarantined_agent = quarantine and scope is Scope.AGENT
         writer = self.ctx if quarantined_agent else _speaker_ctx(self.ctx, author, role)
+        speaker = self.k.under(writer)
+        if writer is not self.ctx:
+            # A task or system run in a DM's channel derives a group speaker there: the
+            # recorded kind refuses it as it refuses that envelope sent by a host.
+            fits = channel_facts.fits(speaker)
+            if not fits.allowed:
+                report.drop(item, author, fits.rule, msg.message_id)
+                return None
         try:
             note = remember_as(
-                self.k.under(writer),
+                speaker,
                 item.statement,
                 scope=scope,
                 kind=kind,

@@ -468,7 +468,10 @@ def create_app(
         limits=WaitLimits(max_waits_per_principal),
         stream_max_seconds=stream_max_seconds,
     )
-    app = FastAPI(title="remem", openapi_url=None, docs_url=None, redoc_url=None)
+    # No redirect_slashes: Starlette builds the redirect from the request's Host header.
+    app = FastAPI(
+        title="remem", openapi_url=None, docs_url=None, redoc_url=None, redirect_slashes=False
+    )
     _add_routes(app, service, heartbeat)
     add_pad_routes(app, mem, _log)
     _mount_mcp(app, service)

@@ -18,10 +18,12 @@ its own DM envelope through :func:`remem.run_context`, like every principal.
 
 Opening another member's link does not silently replace a session (a login CSRF: what
 the person then types would land in the link owner's memory). While the request carries
-a live session cookie of another member, ``POST /pad/session`` answers 409 with the error
-body plus ``signed_in`` and ``link`` (agent, channel, member of each) and leaves the link
-unused; the page asks the person and sends ``{"token", "replace": true}`` if they agree,
-which ends the old session. A link of the member already signed in needs no question.
+a live session cookie of another member, or of the same member id with another agent or
+DM (another agent's host can mint a link for any member id), ``POST /pad/session``
+answers 409 with the error body plus ``signed_in`` and ``link`` (agent, channel, member
+of each) and leaves the link unused; the page asks the person and sends ``{"token",
+"replace": true}`` if they agree, which ends the old session. A link of the very session
+signed in already (member, agent and DM) needs no question.
 
 Cross-site requests: every unsafe request (not ``GET``/``HEAD``) that a cookie
 authenticates must carry the service's own ``Origin`` and the ``Remem-Pad: 1`` header
@@ -173,12 +175,13 @@ def _signed_in(request: Request, store: ConfigStore, now: datetime) -> SessionGr
 
 
 def _switch_refused(current: MemberSession, link: MemberSession) -> Response:
-    """409: this browser is signed in as another member than the link's (nothing changed)."""
+    """409: this browser is signed in as another member, or to another agent or DM, than
+    the link's (nothing changed)."""
     error = Conflict(
         f"this browser is signed in as {current.member} (with {current.agent}), and the "
-        f"link is {link.member}'s: nothing changed and the link is still unused. To sign "
-        f'out {current.member} and sign in as {link.member}, send it again with "replace": '
-        "true"
+        f"link is {link.member}'s with {link.agent}: nothing changed and the link is still "
+        f"unused. To sign out {current.member} and sign in as {link.member} with "
+        f'{link.agent}, send it again with "replace": true'
     )
     body = {**error_body(error), "signed_in": _principal_json(current)}
     return _json({**body, "link": _principal_json(link)}, http_status(error))
@@ -195,7 +198,7 @@ def _exchange(
     token, replace = _exchange_body(raw)
     if current is not None and not replace:
         link = link_principal(store, token, now)
-        if link.member != current.principal.member:
+        if link != current.principal:  # another member, or another agent's or DM's
             return _switch_refused(current.principal, link)
     grant = exchange_link(store, token, now, mem.link_settings)
     who[0] = MEMBER_LABEL

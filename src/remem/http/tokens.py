@@ -33,6 +33,7 @@ from remem.app.principal import (
 )
 from remem.context import Role, RunKind
 from remem.core.model import format_ts
+from remem.core.names import is_reserved
 from remem.errors import Conflict, InvalidInput, NotFound, Unauthenticated
 from remem.policy.kind_rules import parse_kinds
 from remem.store.base import ConfigStore
@@ -113,6 +114,13 @@ def create_token(
         if not patterns[0]:
             raise InvalidInput("a host token needs at least one --agent pattern (e.g. yuko)")
         HostPrincipal(patterns[0], patterns[1], patterns[2], role, system, kinds=run_kinds)
+        for pattern in patterns[0]:
+            if is_reserved(pattern):
+                raise InvalidInput(
+                    f"--agent {pattern[:64]!r}: names starting with '#' are the service's "
+                    "own agents, which no token may act as; name the agents the host serves "
+                    "(e.g. yuko)"
+                )
     token = f"{PREFIX}{name}_{secrets.token_urlsafe(32)}"
     record = {
         "hash": credential_digest(token),

@@ -9,10 +9,21 @@ import re
 #: ``@`` before the host (a password may hold an unescaped ``@``, never ``/ ? #``). The
 #: scheme's length is bounded: unbounded, a long word would be scanned from each letter.
 _USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@?#]*):[^\s/?#]*@")
-#: A ``password`` or ``sslpassword`` parameter: a URL's query (``?password=…&``) or a
-#: key=value connection string's (``password='a b'``, quoted with backslash escapes).
+
+
+def _spelled(word: str) -> str:
+    """A pattern for ``word`` with any of its letters percent-encoded: libpq decodes a
+    URI query's keys as well as its values (``%70assword`` is ``password``)."""
+    return "".join(f"(?:{c}|%{ord(c):02x}|%{ord(c.upper()):02x})" for c in word)
+
+
+#: A ``password`` or ``sslpassword`` parameter: a URL's query (``?password=…&``, the key
+#: percent-encoded or not) or a key=value connection string's (``password='a b'``,
+#: quoted with backslash escapes). A match starts only where a run of blanks starts:
+#: from each blank of a long run, the blanks would be scanned again (quadratic).
 _PASSWORD_PARAM = re.compile(
-    r"(?i)[ \t]*(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*(?:'(?:[^'\\]|\\.)*'?|[^\s&#]*)"
+    rf"(?i)(?<![ \t])[ \t]*(?<![A-Za-z0-9_])(?:{_spelled('ssl')})?{_spelled('password')}"
+    r"\s*=\s*(?:'(?:[^'\\]|\\.)*'?|[^\s&#]*)"
 )
 
 
@@ -22,7 +33,7 @@ def redact(text: str) -> str:
     and ``sslpassword=`` parameters in a query or a key=value string. Host, port, role
     and database stay: the CLI may name them, a service's answers never carry them."""
     out = _USERINFO_PASSWORD.sub(r"\1@", text) if "://" in text else text
-    if "assword" not in out.lower():
+    if "assword" not in out.lower() and "%" not in out:
         return out
     out = _PASSWORD_PARAM.sub("", out)
     out = re.sub(r"\?&+", "?", re.sub(r"&{2,}", "&", out))

@@ -28,7 +28,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ import orjson
 
 from remem.errors import StoreError
 from remem.store.durable import read_all, reason, replace_file
+from remem.store.private import make_dirs
 
 #: Names the service's copy of the key.
 KEY_FILE_ENV = "REMEM_SCOPE_KEY_FILE"
@@ -138,8 +138,10 @@ def write_copy(conn: Any, schema: str, path: Path) -> str:
                 "--scope-key-file, or remove that file to have this database's written"
             )
         return f"scope key file {path} matches the database"
-    if not path.parent.is_dir():
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+    try:
+        make_dirs(path.parent)  # each missing ancestor 0700 too, not only the last
+    except OSError as exc:
+        raise StoreError(f"cannot create the directory of {path}: {reason(exc)}") from None
     write_file(path, key)
     return (
         f"scope key written to {path} (mode 0600): give the service hosts a copy and set "
