@@ -212,27 +212,10 @@ class Learner:
     ) -> Note | None:
         author = msg.author
         assert author is not None
-        if scope is Scope.AGENT and self._vetoed(item):
-            report.drop(item, author, "vetoed", msg.message_id)
+        speaker = self._speaker(item, author, role, scope, quarantine)
+        if isinstance(speaker, str):  # the reason it is dropped
+            report.drop(item, author, speaker, msg.message_id)
             return None
-        if scope is not Scope.AGENT:
-            where = author if scope is Scope.USER else self.ctx.channel
-            allowed = self._decide(Action.LEARN_FROM, Target(scope, where, author))
-            if not allowed.allowed:
-                report.drop(item, author, allowed.rule, msg.message_id)
-                return None
-        # Quarantined agent-wide items are written by the (admin) relearn run; the speaker
-        # may not write agent scope and the item is theirs only as its author.
-        quarantined_agent = quarantine and scope is Scope.AGENT
-        writer = self.ctx if quarantined_agent else _speaker_ctx(self.ctx, author, role)
-        speaker = self.k.under(writer)
-        if writer is not self.ctx:
-            # A task or system run in a DM's channel derives a group speaker there: the
-            # recorded kind refuses it as it refuses that envelope sent by a host.
-            fits = channel_facts.fits(speaker)
-            if not fits.allowed:
-                report.drop(item, author, fits.rule, msg.message_id)
-                return None
         try:
             note = remember_as(
                 speaker,
@@ -258,6 +241,32 @@ class Learner:
             report.drop(item, author, "duplicate", msg.message_id)
         report.add(note)
         return note
+
+    def _speaker(
+        self, item: Item, author: str, role: Role, scope: Scope, quarantine: bool
+    ) -> Kernel | str:
+        """The kernel ``item`` is written under (the speaker's envelope), or the reason it
+        is dropped: vetoed, refused to learn from, or a derived envelope the channel's
+        recorded kind refuses."""
+        if scope is Scope.AGENT and self._vetoed(item):
+            return "vetoed"
+        if scope is not Scope.AGENT:
+            where = author if scope is Scope.USER else self.ctx.channel
+            allowed = self._decide(Action.LEARN_FROM, Target(scope, where, author))
+            if not allowed.allowed:
+                return allowed.rule
+        # Quarantined agent-wide items are written by the (admin) relearn run; the speaker
+        # may not write agent scope and the item is theirs only as its author.
+        quarantined_agent = quarantine and scope is Scope.AGENT
+        writer = self.ctx if quarantined_agent else _speaker_ctx(self.ctx, author, role)
+        speaker = self.k.under(writer)
+        if writer is not self.ctx:
+            # A task or system run in a DM's channel derives a group speaker there: the
+            # recorded kind refuses it as it refuses that envelope sent by a host.
+            fits = channel_facts.fits(speaker)
+            if not fits.allowed:
+                return fits.rule
+        return speaker
 
     def _vetoed(self, item: Item) -> bool:
         """Teaching a statement an undo vetoed against a live agent-wide note on its subject

@@ -239,9 +239,7 @@ def serve_cmd(
         port=port,
         workers=workers,
         http=protocol,
-        # No WebSocket upgrades: no route takes one, and an upgrade would bypass the
-        # request bounds (remem.http.bounds), should `websockets` or `wsproto` be installed.
-        ws="none",
+        ws="none",  # no route takes a WebSocket; an upgrade would skip remem.http.bounds
         access_log=False,
         server_header=False,
         log_level="warning",
