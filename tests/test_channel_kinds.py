@@ -249,26 +249,15 @@ def test_no_plaintext_is_written_or_moved_into_an_encrypted_dm(
 def test_existing_channels_are_backfilled_from_what_the_data_shows(
     server: Server, tokens: dict[str, str]
 ) -> None:
-    claim = env("dm", "team:old", EVIL, agent=OLD)
-    status, body = call(server, tokens["member"], "POST", "/recall", claim, {"query": ""})
+    def recall(kind: str, channel: str, actor: str) -> tuple[int, Any]:
+        claim = env(kind, channel, actor, agent=OLD)
+        return call(server, tokens["member"], "POST", "/recall", claim, {"query": ""})
+
+    status, body = recall("dm", "team:old", EVIL)
     assert (status, body["rule"]) == (403, "channel_kind"), body
-    status, body = call(
-        server,
-        tokens["member"],
-        "POST",
-        "/recall",
-        env("dm", "dm:ann", EVIL, agent=OLD),
-        {"query": ""},
-    )
+    status, body = recall("dm", "dm:ann", EVIL)
     assert (status, body["rule"]) == (403, "channel_kind"), body
-    status, _ = call(
-        server,
-        tokens["member"],
-        "POST",
-        "/recall",
-        env("dm", "dm:ann", ANN, agent=OLD),
-        {"query": ""},
-    )
+    status, _ = recall("dm", "dm:ann", ANN)
     assert status == 200
     status, kinds = call(server, tokens["owner"], "GET", "/channel-kinds", env_owner(OLD))
     recorded = {c: (f["kind"], f["member"], f["how"]) for c, f in kinds["recorded"].items()}
@@ -278,23 +267,9 @@ def test_existing_channels_are_backfilled_from_what_the_data_shows(
     }
     assert kinds["unrecorded"] == ["q:old", "said:old"]  # notes only: left for first use
     # ...but a DM claim where the log shows another person speaking is not recorded.
-    status, body = call(
-        server,
-        tokens["member"],
-        "POST",
-        "/recall",
-        env("dm", "said:old", EVIL, agent=OLD),
-        {"query": ""},
-    )
+    status, body = recall("dm", "said:old", EVIL)
     assert (status, body["rule"]) == (403, "unrecorded_channel"), body
-    status, _ = call(
-        server,
-        tokens["member"],
-        "POST",
-        "/recall",
-        env("group", "said:old", EVIL, agent=OLD),
-        {"query": ""},
-    )
+    status, _ = recall("group", "said:old", EVIL)
     assert status == 200
     status, kinds = call(server, tokens["owner"], "GET", "/channel-kinds", env_owner(OLD))
     assert kinds["recorded"]["said:old"]["how"] == "first_use"
