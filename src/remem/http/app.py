@@ -204,8 +204,11 @@ def _context(principal: Principal, request: Request) -> RunContext:
     return ctx
 
 
-def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tuple[Any, str]:
-    """Authenticate, build the context, call the route; returns (result, token name)."""
+def _request(
+    service: Service, route: Route, request: Request, raw: bytes
+) -> tuple[str, Principal, RunContext, dict[str, Any]]:
+    """Authenticate, set the test clock, build the context and check the path, query and
+    body: the token's name, the principal, the envelope and the route's values."""
     name, principal = service.principal(request)
     service.set_clock(request)
     ctx = _context(principal, request)
@@ -214,6 +217,12 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
         **check_fields(route.query, _query(route, request), "query"),
         **_body(route, raw),
     }
+    return name, principal, ctx, values
+
+
+def _serve(service: Service, route: Route, request: Request, raw: bytes) -> Any:
+    """Authenticate, build the context, call the route; returns its result."""
+    name, principal, ctx, values = _request(service, route, request, raw)
     if_version = _if_version(request) if route.if_match else None
     args, view = Args(values, if_version), service.view(principal)
     key = _idempotency_key(request) if route.idempotent else None
@@ -224,7 +233,7 @@ def _serve(service: Service, route: Route, request: Request, raw: bytes) -> tupl
             result = route.call(view, ctx, args)
     if isinstance(principal, MemberSession):  # the database's wall (remem.http.member_wall)
         result = check_member_result(service.mem.backend, principal, route.name, result)
-    return result, name
+    return result
 
 
 def _keyed(
@@ -256,24 +265,23 @@ def _idempotency_key(request: Request) -> str | None:
     return key
 
 
-def _subscribe(service: Service, request: Request) -> tuple[Any, Principal, str]:
+def _subscribe(service: Service, request: Request) -> tuple[Any, Principal]:
     """The events route's subscription (authenticated, its envelope checked like every
-    route's), starting after ``Last-Event-ID`` or ``?after=``; its principal and the
-    token's name."""
-    name, principal = service.principal(request)
+    route's), starting after ``Last-Event-ID`` or ``?after=``; and its principal."""
+    _, principal = service.principal(request)
     ctx = _context(principal, request)
     unknown = [k for k in request.query_params if k != "after"]
     if unknown:
         raise InvalidInput(f"unknown query parameter(s) {shown_keys(unknown)}; expected ['after']")
     after = resume_position(request.headers.get("last-event-id"), request.query_params.get("after"))
-    return service.view(principal).subscribe(ctx, after=after), principal, name
+    return service.view(principal).subscribe(ctx, after=after), principal
 
 
 def _events(service: Service, heartbeat: float) -> Callable[[Request], Any]:
     async def events(request: Request) -> Response:
         started = time.perf_counter()
         try:
-            sub, principal, _ = await run_in_threadpool(_subscribe, service, request)
+            sub, principal = await run_in_threadpool(_subscribe, service, request)
             waiter = _waiter(service, request, sub, principal)
         except RememError as exc:
             response = error_response(exc)
@@ -306,35 +314,27 @@ def _waiter(service: Service, request: Request, sub: Any, principal: Principal) 
 
 def _open_long_poll(
     service: Service, route: Route, request: Request, raw: bytes
-) -> tuple[LongPoll, Principal, str]:
+) -> tuple[LongPoll, Principal]:
     """A long-poll route's request (authenticated, its envelope, query and body checked
-    like every route's), opened: its subscription and wait; its principal; the token's
-    name."""
-    name, principal = service.principal(request)
-    service.set_clock(request)
-    ctx = _context(principal, request)
-    values = {
-        **request.path_params,
-        **check_fields(route.query, _query(route, request), "query"),
-        **_body(route, raw),
-    }
+    like every route's), opened: its subscription and wait; and its principal."""
+    _, principal, ctx, values = _request(service, route, request, raw)
     poll = route.call(service.view(principal), ctx, Args(values))
     assert isinstance(poll, LongPoll), route.name
-    return poll, principal, name
+    return poll, principal
 
 
 async def _long_poll(service: Service, route: Route, request: Request, raw: bytes) -> Any:
     """Serve a long poll: wait on the event loop (no thread held; counted against the
     principal's waits), re-checking the credential (401 once it ended); ``wait=0``
     answers at once."""
-    poll, principal, who = await run_in_threadpool(_open_long_poll, service, route, request, raw)
+    poll, principal = await run_in_threadpool(_open_long_poll, service, route, request, raw)
     if not poll.wait:
         with poll.sub:
-            return poll.result(await run_in_threadpool(poll.sub.poll, 0.0)), who
+            return poll.result(await run_in_threadpool(poll.sub.poll, 0.0))
     waiter = _waiter(service, request, poll.sub, principal)
     try:
         # A client that went ends its wait (and frees its count) within a read interval.
-        return poll.result(await waiter.next(float(poll.wait), request.is_disconnected)), who
+        return poll.result(await waiter.next(float(poll.wait), request.is_disconnected))
     finally:
         waiter.close()
 
@@ -367,12 +367,6 @@ def _query(route: Route, request: Request) -> dict[str, Any]:
                 raise InvalidInput(f"the query parameter {key!r} must be an integer")
             values[key] = int(text)
     return values
-
-
-async def _read(request: Request) -> bytes:
-    """The body, which :class:`~remem.http.bounds.RequestBounds` keeps within the limit
-    (``BodyTooLarge`` past it)."""
-    return b"".join([chunk async for chunk in request.stream()])
 
 
 def error_response(exc: RememError) -> Response:
@@ -422,11 +416,11 @@ def _endpoint(service: Service, route: Route) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
         try:
-            raw = await _read(request)
+            raw = await request.body()  # RequestBounds keeps it within the route's limit
             if route.waits:  # a long poll waits on the event loop, not in a thread
-                result, _ = await _long_poll(service, route, request, raw)
+                result = await _long_poll(service, route, request, raw)
             else:
-                result, _ = await run_in_threadpool(_serve, service, route, request, raw)
+                result = await run_in_threadpool(_serve, service, route, request, raw)
             headers = {"ETag": f'"{result.version}"'} if isinstance(result, Note) else {}
             response = _json(to_json(result), route.ok, headers)
         except RememError as exc:

@@ -60,6 +60,7 @@ from remem.app.principal import MemberSession
 from remem.core.model import format_ts
 from remem.error_table import error_body, http_status
 from remem.errors import Conflict, InvalidInput, RememError, Unauthenticated
+from remem.http.bounds import BODY_LIMITS
 
 if TYPE_CHECKING:
     from remem.service import Memory
@@ -250,8 +251,8 @@ def add_pad_routes(app: FastAPI, mem: Memory, log: LogLine | None = None) -> Non
     async def _session(request: Request, who: list[str]) -> Response:
         raw = await request.body() if request.method == "POST" else b""
         try:
-            if len(raw) > 4096:
-                raise InvalidInput("the request body is over 4096 bytes")
+            if len(raw) > BODY_LIMITS["/pad/session"]:  # RequestBounds refuses it first
+                raise InvalidInput(f"the request body is over {BODY_LIMITS['/pad/session']} bytes")
             if request.method == "POST":
                 return await run_in_threadpool(_exchange, request, mem, store, raw, who)
             if request.method == "DELETE":

@@ -70,9 +70,6 @@ class WaitLimits:
         self.per_principal = per_principal
         self._held: dict[Hashable, int] = {}
 
-    def held(self, principal: Hashable) -> int:
-        return self._held.get(principal, 0)
-
     def hold(self, principal: Hashable) -> Callable[[], None]:
         """Count one more wait of ``principal`` (``TooManyRequests`` past the limit); the
         function that ends it."""
