@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from remem.app.agent_state import AgentLog
+from remem.app.envelope import TASK_ACTOR
 from remem.app.link_settings import LINKS, SESSIONS
 from remem.context import OWNER_ACTOR, Role, RunContext, RunKind
 from remem.core.events import ChannelKindSet, Event
@@ -32,7 +33,7 @@ from remem.policy.kind_rules import CHANNEL_KINDS, OTHERS_SPOKE
 from remem.store.base import ConfigStore
 
 #: Actors that are no person: what they wrote says nothing about who speaks in a channel.
-_NOT_PEOPLE = frozenset({OWNER_ACTOR, "task", *(r.value for r in Role if r.is_system)})
+_NOT_PEOPLE = frozenset({OWNER_ACTOR, TASK_ACTOR, *(r.value for r in Role if r.is_system)})
 _Fact = tuple[str, str | None]
 
 

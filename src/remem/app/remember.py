@@ -377,7 +377,7 @@ def remember(
     envelope may see it (:meth:`Kernel.given`; ``NotFound`` otherwise). Inside
     :func:`remem.app.idempotency.idempotent`, the note and event ids come from its key."""
     key = current()  # here, in the caller's thread: the build may run on another
-    created: list[str] = []  # the note this call's own event created, if it did
+    created = [False]  # whether this call's own event created the note
 
     def build(state: State) -> tuple[list[Event], str]:
         planned = plan_remember(
@@ -397,12 +397,12 @@ def remember(
             key=key,
         )
         events, note_id = planned.build(k, state)
-        created[:] = [note_id] if events and events[0] is planned.event else []
+        created[0] = bool(events) and events[0] is planned.event
         return events, note_id
 
     note_id = k.agent.write(build)
     note = k.agent.state.notes.get(note_id)
-    if created == [note_id] and note is not None and note.version == 1:
+    if created[0] and note is not None and note.version == 1:
         # This call's own new note, unchanged since: a result given for the first time,
         # in a scope the envelope was just allowed to write (so no read check is spent).
         return note

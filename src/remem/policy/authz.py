@@ -94,7 +94,7 @@ from remem.context import Role, RunContext, RunKind
 from remem.core.model import Scope
 from remem.errors import Denied, InvalidInput
 from remem.policy.e2ee_rules import dm_slot_rule, plaintext_rule
-from remem.policy.kind_rules import channel_kind_rule, kind_grant_rule
+from remem.policy.kind_rules import CONVERSATION, channel_kind_rule, kind_grant_rule
 from remem.policy.patterns import pattern_matches as pattern_matches
 
 
@@ -502,7 +502,6 @@ def _learning(
 # -- which envelopes a principal may assume --------------------------------------------
 
 #: What each run kind asks of a principal's grants (see the module docstring).
-_CONVERSATION = frozenset({RunKind.DM, RunKind.GROUP})
 _AGENT_WRITERS = frozenset({RunKind.TASK, RunKind.AGENT_ONLY, RunKind.KNOWLEDGE, RunKind.SYSTEM})
 
 
@@ -538,7 +537,7 @@ def _assume_envelope(ctx: RunContext, grants: Grants | None) -> Decision:
             f"this principal holds no grant for channel {ctx.channel!r}; "
             "grant a channel pattern that covers it",
         )
-    if ctx.kind in _CONVERSATION:
+    if ctx.kind in CONVERSATION:
         return _conversation_grant(ctx, grants)
     if ctx.kind in _AGENT_WRITERS:
         if ctx.role in grants.system:
