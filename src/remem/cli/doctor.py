@@ -36,6 +36,7 @@ from remem.core.names import (
 from remem.core.text import display
 from remem.errors import NotFound, RememError
 from remem.service import Memory
+from remem.store.jsonl import JsonlBackend
 from remem.store.location import redact
 from remem.store.permissions import data_owner, find_exposed
 
@@ -49,8 +50,8 @@ Check = Callable[[Ctx], Iterable[health.Finding]]
 
 def jsonl_root(mem: Memory) -> Path | None:
     """The data directory when the store is a JSONL one (``None`` for a database)."""
-    url = mem.backend.url
-    return Path(url.removeprefix("jsonl://")) if url.startswith("jsonl://") else None
+    backend = mem.backend
+    return backend.root if isinstance(backend, JsonlBackend) else None
 
 
 def check_logs(obj: Ctx) -> list[health.Finding]:

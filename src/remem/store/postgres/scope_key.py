@@ -35,8 +35,7 @@ from typing import Any
 import orjson
 
 from remem.errors import StoreError
-from remem.store.durable import read_all, reason, replace_file
-from remem.store.private import make_dirs
+from remem.store.durable import ensure_dir, read_all, reason, replace_file
 
 #: Names the service's copy of the key.
 KEY_FILE_ENV = "REMEM_SCOPE_KEY_FILE"
@@ -138,10 +137,7 @@ def write_copy(conn: Any, schema: str, path: Path) -> str:
                 "--scope-key-file, or remove that file to have this database's written"
             )
         return f"scope key file {path} matches the database"
-    try:
-        make_dirs(path.parent)  # each missing ancestor 0700 too, not only the last
-    except OSError as exc:
-        raise StoreError(f"cannot create the directory of {path}: {reason(exc)}") from None
+    ensure_dir(path.parent)  # each missing ancestor 0700 (and durable), not only the last
     write_file(path, key)
     return (
         f"scope key written to {path} (mode 0600): give the service hosts a copy and set "
